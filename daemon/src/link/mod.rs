@@ -1,0 +1,282 @@
+//! Stage 3: parsed files → the code graph. Resolves references to definitions across files.
+//!
+//! Invariant: [`link`] is a pure function of the set of parsed files (order-independent: files
+//! are sorted by path first). An incremental update therefore only has to replace the changed
+//! files' [`ParsedFile`]s and link again to get exactly the graph a fresh index would give;
+//! edges from unchanged files into changed ones are re-resolved, never kept stale.
+
+mod modules;
+mod resolve;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+pub use modules::{ModuleIndex, dir_of, rust_module};
+
+use crate::model::{DefKind, Definition, Lang, ParsedFile, RefKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    Calls,
+    References,
+    Inherits,
+    Implements,
+    Contains,
+}
+
+impl EdgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Calls => "calls",
+            EdgeKind::References => "references",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::Implements => "implements",
+            EdgeKind::Contains => "contains",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub kind: EdgeKind,
+}
+
+/// A node is one definition of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NodeRef {
+    pub file: u32,
+    pub def: u32,
+}
+
+/// Per-file resolution counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FileStats {
+    pub references: u32,
+    pub resolved: u32,
+    pub imports: u32,
+    pub imports_resolved: u32,
+}
+
+/// The code graph: files, their definitions as nodes, and resolved edges.
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub files: Vec<Arc<ParsedFile>>,
+    pub nodes: Vec<NodeRef>,
+    /// First node id of each file (nodes of file i are `file_start[i]..file_start[i+1]`).
+    pub file_start: Vec<u32>,
+    /// Node edges, sorted and deduplicated.
+    pub edges: Vec<Edge>,
+    /// File → file import edges, sorted and deduplicated.
+    pub imports: Vec<(u32, u32)>,
+    pub stats: Vec<FileStats>,
+    /// Outgoing and incoming edge indices per node.
+    pub out_edges: Vec<Vec<u32>>,
+    pub in_edges: Vec<Vec<u32>>,
+}
+
+impl Graph {
+    pub fn def(&self, node: u32) -> &Definition {
+        let n = self.nodes[node as usize];
+        &self.files[n.file as usize].definitions[n.def as usize]
+    }
+
+    pub fn file_of(&self, node: u32) -> &ParsedFile {
+        &self.files[self.nodes[node as usize].file as usize]
+    }
+
+    pub fn node_id(&self, file: u32, def: u32) -> u32 {
+        self.file_start[file as usize] + def
+    }
+
+    pub fn parent(&self, node: u32) -> Option<u32> {
+        let n = self.nodes[node as usize];
+        self.def(node).parent.map(|p| self.node_id(n.file, p))
+    }
+
+    pub fn file_index(&self, path: &str) -> Option<u32> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    /// Nodes this node points to through edges of the given kinds.
+    pub fn targets(&self, node: u32, kinds: &[EdgeKind]) -> impl Iterator<Item = u32> + '_ {
+        let kinds = kinds.to_vec();
+        self.out_edges[node as usize]
+            .iter()
+            .map(|&e| self.edges[e as usize])
+            .filter(move |e| kinds.contains(&e.kind))
+            .map(|e| e.to)
+    }
+
+    pub fn sources(&self, node: u32, kinds: &[EdgeKind]) -> impl Iterator<Item = u32> + '_ {
+        let kinds = kinds.to_vec();
+        self.in_edges[node as usize]
+            .iter()
+            .map(|&e| self.edges[e as usize])
+            .filter(move |e| kinds.contains(&e.kind))
+            .map(|e| e.from)
+    }
+
+    /// The name a member is found under: `Point` for `impl Display for Point`'s `fmt`, the
+    /// receiver type for a Go method, the class for a method.
+    pub fn owner_type(&self, node: u32) -> Option<String> {
+        let def = self.def(node);
+        let file = self.file_of(node);
+        if file.lang == Lang::Go && def.kind == DefKind::Method && def.parent.is_none() {
+            return def.qualified_name.split_once('.').map(|(t, _)| t.to_string());
+        }
+        let parent = self.parent(node)?;
+        let p = self.def(parent);
+        match p.kind {
+            DefKind::Impl => Some(crate::parse::impl_self_type(&p.name).to_string()),
+            k if k.is_container() => Some(p.name.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Links parsed files into a graph.
+pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    let mut g = Graph {
+        files,
+        ..Graph::default()
+    };
+    for (fi, f) in g.files.iter().enumerate() {
+        g.file_start.push(g.nodes.len() as u32);
+        for di in 0..f.definitions.len() {
+            g.nodes.push(NodeRef {
+                file: fi as u32,
+                def: di as u32,
+            });
+        }
+    }
+    g.file_start.push(g.nodes.len() as u32);
+
+    let modules = ModuleIndex::build(&g.files);
+    let symbols = resolve::Symbols::build(&g);
+    let mut edges = Vec::new();
+    let mut imports = Vec::new();
+    let mut stats = vec![FileStats::default(); g.files.len()];
+    for (fi, f) in g.files.iter().enumerate() {
+        let fi = fi as u32;
+        for (di, d) in f.definitions.iter().enumerate() {
+            if let Some(p) = d.parent {
+                edges.push(Edge {
+                    from: g.node_id(fi, p),
+                    to: g.node_id(fi, di as u32),
+                    kind: EdgeKind::Contains,
+                });
+            }
+        }
+        if f.lang == Lang::Markdown {
+            continue;
+        }
+        let scope = resolve::FileScope::build(&g, &modules, &symbols, fi);
+        let s = &mut stats[fi as usize];
+        s.imports = f.imports.len() as u32;
+        for targets in &scope.import_files {
+            if !targets.is_empty() {
+                s.imports_resolved += 1;
+            }
+            for &t in targets {
+                if t != fi {
+                    imports.push((fi, t));
+                }
+            }
+        }
+        for r in &f.references {
+            s.references += 1;
+            let targets = scope.resolve(r);
+            if targets.is_empty() {
+                continue;
+            }
+            s.resolved += 1;
+            let from = match r.scope {
+                Some(sc) => g.node_id(fi, sc),
+                None => continue, // module-level code: counted, but no node to hang it on
+            };
+            let kind = match r.kind {
+                RefKind::Call => EdgeKind::Calls,
+                RefKind::Type => EdgeKind::References,
+                RefKind::Inherits => EdgeKind::Inherits,
+                RefKind::Implements => EdgeKind::Implements,
+            };
+            for to in targets {
+                if to != from {
+                    edges.push(Edge { from, to, kind });
+                }
+            }
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    imports.sort();
+    imports.dedup();
+    g.out_edges = vec![Vec::new(); g.nodes.len()];
+    g.in_edges = vec![Vec::new(); g.nodes.len()];
+    for (i, e) in edges.iter().enumerate() {
+        g.out_edges[e.from as usize].push(i as u32);
+        g.in_edges[e.to as usize].push(i as u32);
+    }
+    g.edges = edges;
+    g.imports = imports;
+    g.stats = stats;
+    g
+}
+
+/// Counts of a graph by language, for `inspect`.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct LangSummary {
+    pub files: usize,
+    pub bytes: u64,
+    pub nodes_by_kind: std::collections::BTreeMap<String, usize>,
+    pub edges_by_kind: std::collections::BTreeMap<String, usize>,
+    pub references: u64,
+    pub resolved: u64,
+    pub imports: u64,
+    pub imports_resolved: u64,
+    pub import_edges: usize,
+    pub diagnostics: usize,
+    pub lossy_files: usize,
+}
+
+pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
+    let mut out: std::collections::BTreeMap<Lang, LangSummary> = Default::default();
+    for (fi, f) in g.files.iter().enumerate() {
+        let s = out.entry(f.lang).or_default();
+        s.files += 1;
+        s.bytes += u64::from(f.bytes);
+        for d in &f.definitions {
+            *s.nodes_by_kind.entry(d.kind.name().to_string()).or_default() += 1;
+        }
+        let st = g.stats[fi];
+        s.references += u64::from(st.references);
+        s.resolved += u64::from(st.resolved);
+        s.imports += u64::from(st.imports);
+        s.imports_resolved += u64::from(st.imports_resolved);
+        s.diagnostics += f.diagnostics.len();
+        s.lossy_files += usize::from(f.lossy);
+    }
+    for e in &g.edges {
+        let lang = g.file_of(e.from).lang;
+        *out
+            .entry(lang)
+            .or_default()
+            .edges_by_kind
+            .entry(e.kind.name().to_string())
+            .or_default() += 1;
+    }
+    for &(from, _) in &g.imports {
+        out.entry(g.files[from as usize].lang).or_default().import_edges += 1;
+    }
+    out
+}
+

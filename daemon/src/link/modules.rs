@@ -1,0 +1,287 @@
+//! Where an import points: per language family, module names → files.
+
+use std::collections::HashMap;
+
+use crate::model::{Lang, ParsedFile};
+
+/// Indexes of module names for every file of a repository.
+#[derive(Default)]
+pub struct ModuleIndex {
+    /// Python dotted names (every suffix of the path, so `src/` layouts resolve) → files.
+    python: HashMap<String, Vec<u32>>,
+    /// JS/TS path without extension (and `dir` for `dir/index.*`) → files.
+    js: HashMap<String, Vec<u32>>,
+    /// Java package → files.
+    java_packages: HashMap<String, Vec<u32>>,
+    /// Go directory → files (excluding tests of other packages is not needed for linking).
+    go_dirs: HashMap<String, Vec<u32>>,
+    /// Rust (crate root dir, module path) → files.
+    rust: HashMap<(String, String), Vec<u32>>,
+    /// Rust crate root dirs by their crate-ish name (`grep_searcher`, `searcher`).
+    rust_crates: HashMap<String, Vec<String>>,
+}
+
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn strip_ext(path: &str) -> &str {
+    match path.rsplit_once('.') {
+        Some((stem, _)) if !stem.ends_with('/') => stem,
+        _ => path,
+    }
+}
+
+/// (crate root, module path) of a Rust file: `crates/x/src/a/b.rs` → (`crates/x/src`, `a::b`).
+pub fn rust_module(path: &str) -> (String, String) {
+    let (root, rel) = match path.rfind("src/") {
+        Some(i) if i == 0 || path.as_bytes()[i - 1] == b'/' => (&path[..i + 3], &path[i + 4..]),
+        _ => (dir_of(path), path.rsplit('/').next().unwrap_or(path)),
+    };
+    let rel = strip_ext(rel);
+    let mut segs: Vec<&str> = rel.split('/').collect();
+    if matches!(segs.last(), Some(&"mod") | Some(&"lib") | Some(&"main")) {
+        segs.pop();
+    }
+    (root.to_string(), segs.join("::"))
+}
+
+impl ModuleIndex {
+    pub fn build(files: &[std::sync::Arc<ParsedFile>]) -> Self {
+        let mut ix = ModuleIndex::default();
+        for (i, f) in files.iter().enumerate() {
+            let i = i as u32;
+            match f.lang {
+                Lang::Python => {
+                    let stem = strip_ext(&f.path);
+                    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+                    let parts: Vec<&str> = stem.split('/').collect();
+                    for start in 0..parts.len() {
+                        ix.python
+                            .entry(parts[start..].join("."))
+                            .or_default()
+                            .push(i);
+                    }
+                }
+                Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                    let stem = strip_ext(&f.path);
+                    ix.js.entry(stem.to_string()).or_default().push(i);
+                    if let Some(dir) = stem.strip_suffix("/index") {
+                        ix.js.entry(dir.to_string()).or_default().push(i);
+                    }
+                }
+                Lang::Java => {
+                    if let Some(pkg) = &f.package {
+                        ix.java_packages.entry(pkg.clone()).or_default().push(i);
+                    }
+                }
+                Lang::Go => {
+                    ix.go_dirs
+                        .entry(dir_of(&f.path).to_string())
+                        .or_default()
+                        .push(i);
+                }
+                Lang::Rust => {
+                    let (root, module) = rust_module(&f.path);
+                    if module.is_empty() {
+                        let crate_dir = root.strip_suffix("/src").unwrap_or("");
+                        let name = crate_dir.rsplit('/').next().unwrap_or(crate_dir);
+                        if !name.is_empty() {
+                            let norm = name.replace('-', "_");
+                            ix.rust_crates.entry(norm).or_default().push(root.clone());
+                        }
+                    }
+                    ix.rust.entry((root, module)).or_default().push(i);
+                }
+                Lang::Markdown => {}
+            }
+        }
+        ix
+    }
+
+    /// Files a module string names, seen from file `from`.
+    pub fn resolve(&self, from: &ParsedFile, module: &str) -> Vec<u32> {
+        match from.lang {
+            Lang::Python => self.python_module(&from.path, module),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => self.js_module(&from.path, module),
+            Lang::Java => self.java_package(module),
+            Lang::Go => self.go_package(module),
+            Lang::Rust => self.rust_path(&from.path, module),
+            Lang::Markdown => Vec::new(),
+        }
+    }
+
+    fn python_module(&self, from: &str, module: &str) -> Vec<u32> {
+        let dots = module.chars().take_while(|&c| c == '.').count();
+        if dots == 0 {
+            return self.python.get(module).cloned().unwrap_or_default();
+        }
+        // Relative: one dot is the importing file's package, each more dot one level up.
+        let mut dir: Vec<&str> = dir_of(from).split('/').filter(|s| !s.is_empty()).collect();
+        for _ in 1..dots {
+            dir.pop();
+        }
+        let rest = &module[dots..];
+        let mut path = dir.join("/");
+        if !rest.is_empty() {
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(&rest.replace('.', "/"));
+        }
+        self.python
+            .get(&path.replace('/', "."))
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    }
+
+    /// A Python module's submodule: `from pkg import mod`.
+    pub fn python_submodule(&self, from: &str, module: &str, name: &str) -> Vec<u32> {
+        let joined = if module.ends_with('.') {
+            format!("{module}{name}")
+        } else {
+            format!("{module}.{name}")
+        };
+        self.python_module(from, &joined)
+    }
+
+    fn js_module(&self, from: &str, module: &str) -> Vec<u32> {
+        if !module.starts_with('.') {
+            return Vec::new();
+        }
+        let mut parts: Vec<&str> = dir_of(from).split('/').filter(|s| !s.is_empty()).collect();
+        for seg in module.split('/') {
+            match seg {
+                "." | "" => {}
+                ".." => {
+                    parts.pop();
+                }
+                s => parts.push(s),
+            }
+        }
+        let joined = parts.join("/");
+        if let Some(files) = self.js.get(&joined) {
+            return files.clone();
+        }
+        // `./x.js` written with its extension (or `.js` pointing at a `.ts` source).
+        self.js.get(strip_ext(&joined)).cloned().unwrap_or_default()
+    }
+
+    fn java_package(&self, module: &str) -> Vec<u32> {
+        if let Some(files) = self.java_packages.get(module) {
+            return files.clone();
+        }
+        // `a.b.C` (a class) or `a.b.C.m` (static member): the package is a prefix.
+        let mut m = module;
+        while let Some((prefix, _)) = m.rsplit_once('.') {
+            if let Some(files) = self.java_packages.get(prefix) {
+                return files.clone();
+            }
+            m = prefix;
+        }
+        Vec::new()
+    }
+
+    pub fn java_same_package(&self, package: Option<&str>) -> Vec<u32> {
+        package
+            .and_then(|p| self.java_packages.get(p))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn go_package(&self, import_path: &str) -> Vec<u32> {
+        // The longest directory that is a suffix of the import path.
+        let segs: Vec<&str> = import_path.split('/').collect();
+        for start in 0..segs.len() {
+            let suffix = segs[start..].join("/");
+            if let Some(files) = self.go_dirs.get(&suffix) {
+                return files.clone();
+            }
+        }
+        Vec::new()
+    }
+
+    pub fn go_same_package(&self, path: &str) -> Vec<u32> {
+        self.go_dirs.get(dir_of(path)).cloned().unwrap_or_default()
+    }
+
+    fn rust_path(&self, from: &str, path: &str) -> Vec<u32> {
+        let (root, module) = rust_module(from);
+        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let mut base: Vec<String> = Vec::new();
+        let mut roots = vec![root.clone()];
+        // Only for the child-module guess: the module itself is no answer.
+        let mut strict = false;
+        match segs.first().copied() {
+            Some("crate") => {
+                segs.remove(0);
+            }
+            Some("self") => {
+                segs.remove(0);
+                base = split_module(&module);
+            }
+            Some("super") => {
+                base = split_module(&module);
+                while segs.first() == Some(&"super") {
+                    segs.remove(0);
+                    base.pop();
+                }
+            }
+            Some(first) => {
+                if let Some(crate_roots) = self.rust_crates.get(first).or_else(|| {
+                    first
+                        .split_once('_')
+                        .and_then(|(_, rest)| self.rust_crates.get(rest))
+                }) {
+                    segs.remove(0);
+                    roots = crate_roots.clone();
+                } else {
+                    // A child module of the current one (`mod foo; use foo::X;`).
+                    base = split_module(&module);
+                    strict = true;
+                }
+            }
+            None => return Vec::new(),
+        }
+        let min_len = base.len() + usize::from(strict);
+        for root in &roots {
+            let mut full = base.clone();
+            full.extend(segs.iter().map(|s| s.to_string()));
+            // The longest prefix that names a module file: `a::b::Type` lives in `a/b.rs`.
+            while full.len() >= min_len {
+                if let Some(files) = self.rust.get(&(root.clone(), full.join("::"))) {
+                    return files.clone();
+                }
+                if full.pop().is_none() {
+                    break;
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+fn split_module(module: &str) -> Vec<String> {
+    module
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_module_paths() {
+        assert_eq!(rust_module("src/lib.rs"), ("src".into(), "".into()));
+        assert_eq!(
+            rust_module("crates/core/src/a/mod.rs"),
+            ("crates/core/src".into(), "a".into())
+        );
+        assert_eq!(rust_module("src/a/b.rs"), ("src".into(), "a::b".into()));
+    }
+}

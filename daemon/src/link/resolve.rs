@@ -1,0 +1,429 @@
+//! Name resolution: the repository-wide symbol tables and one file's view (its imports).
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Graph, ModuleIndex};
+use crate::model::{DefKind, Lang, RefKind, Reference};
+
+const SELF_WORDS: &[&str] = &["self", "this", "cls", "Self"];
+
+/// Repository-wide tables, built once per link.
+pub struct Symbols {
+    /// Simple name → nodes (sections excluded).
+    by_name: HashMap<String, Vec<u32>>,
+    /// (owner type, member name) → nodes.
+    members: HashMap<(String, String), Vec<u32>>,
+    /// Member name → nodes that have an owner type.
+    member_names: HashMap<String, Vec<u32>>,
+    /// Type name → names of its bases (inherits/implements/embeds), by name.
+    bases: HashMap<String, Vec<String>>,
+}
+
+impl Symbols {
+    pub fn build(g: &Graph) -> Self {
+        let mut s = Symbols {
+            by_name: HashMap::new(),
+            members: HashMap::new(),
+            member_names: HashMap::new(),
+            bases: HashMap::new(),
+        };
+        for node in 0..g.nodes.len() as u32 {
+            let def = g.def(node);
+            if def.kind == DefKind::Section {
+                continue;
+            }
+            s.by_name.entry(def.name.clone()).or_default().push(node);
+            if let Some(owner) = g.owner_type(node) {
+                s.members
+                    .entry((owner, def.name.clone()))
+                    .or_default()
+                    .push(node);
+                s.member_names.entry(def.name.clone()).or_default().push(node);
+            }
+        }
+        for f in &g.files {
+            for r in &f.references {
+                if !matches!(r.kind, RefKind::Inherits | RefKind::Implements) {
+                    continue;
+                }
+                let Some(scope) = r.scope else { continue };
+                let owner = &f.definitions[scope as usize];
+                let owner_name = match owner.kind {
+                    DefKind::Impl => crate::parse::impl_self_type(&owner.name).to_string(),
+                    _ => owner.name.clone(),
+                };
+                s.bases.entry(owner_name).or_default().push(r.name.clone());
+            }
+        }
+        s
+    }
+}
+
+/// What a local name in a file is bound to by an import.
+#[derive(Debug, Default, Clone)]
+struct Binding {
+    defs: Vec<u32>,
+    files: Vec<u32>,
+}
+
+/// One file's resolution context.
+pub struct FileScope<'a> {
+    g: &'a Graph,
+    sym: &'a Symbols,
+    modules: &'a ModuleIndex,
+    file: u32,
+    lang: Lang,
+    bindings: HashMap<String, Binding>,
+    wildcard_files: Vec<u32>,
+    package_files: Vec<u32>,
+    /// Resolved files of each import, in order.
+    pub import_files: Vec<Vec<u32>>,
+}
+
+impl<'a> FileScope<'a> {
+    pub fn build(g: &'a Graph, modules: &'a ModuleIndex, sym: &'a Symbols, file: u32) -> Self {
+        let f = &g.files[file as usize];
+        let mut scope = FileScope {
+            g,
+            sym,
+            modules,
+            file,
+            lang: f.lang,
+            bindings: HashMap::new(),
+            wildcard_files: Vec::new(),
+            package_files: match f.lang {
+                Lang::Go => modules.go_same_package(&f.path),
+                Lang::Java => modules.java_same_package(f.package.as_deref()),
+                _ => Vec::new(),
+            },
+            import_files: Vec::new(),
+        };
+        for imp in &f.imports {
+            let files = modules.resolve(f, &imp.module);
+            let mut all_files = files.clone();
+            if let Some(alias) = &imp.module_alias {
+                scope.bind(alias, Binding {
+                    defs: Vec::new(),
+                    files: files.clone(),
+                });
+            }
+            if imp.wildcard {
+                scope.wildcard_files.extend(files.iter().copied());
+            }
+            for (name, alias) in &imp.names {
+                let mut defs = scope.top_level(&files, name);
+                if defs.is_empty() && name == "default" {
+                    defs = scope.top_level(&files, alias);
+                }
+                let mut binding = Binding {
+                    defs,
+                    files: Vec::new(),
+                };
+                if binding.defs.is_empty() {
+                    // `from pkg import module` / `use crate::a::module`: the name is a module.
+                    let sub = match f.lang {
+                        Lang::Python => modules.python_submodule(&f.path, &imp.module, name),
+                        Lang::Rust => modules.resolve(f, &format!("{}::{name}", imp.module)),
+                        _ => Vec::new(),
+                    };
+                    let sub: Vec<u32> = sub.into_iter().filter(|s| !files.contains(s)).collect();
+                    all_files.extend(sub.iter().copied());
+                    binding.files = if sub.is_empty() && name == "default" {
+                        files.clone()
+                    } else {
+                        sub
+                    };
+                }
+                scope.bind(alias, binding);
+            }
+            all_files.sort_unstable();
+            all_files.dedup();
+            scope.import_files.push(all_files);
+        }
+        scope
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        let entry = self.bindings.entry(name.to_string()).or_default();
+        entry.defs.extend(b.defs);
+        entry.files.extend(b.files);
+    }
+
+    /// Definitions named `name` at the top of the given files (methods of Go types excluded).
+    fn top_level(&self, files: &[u32], name: &str) -> Vec<u32> {
+        let Some(nodes) = self.sym.by_name.get(name) else {
+            return Vec::new();
+        };
+        nodes
+            .iter()
+            .copied()
+            .filter(|&n| {
+                let nr = self.g.nodes[n as usize];
+                let def = self.g.def(n);
+                files.contains(&nr.file)
+                    && (def.parent.is_none() || self.g.def(self.g.parent(n).unwrap_or(n)).kind == DefKind::Module)
+                    && def.kind != DefKind::Method
+            })
+            .collect()
+    }
+
+    fn same_family(&self, node: u32) -> bool {
+        self.g.file_of(node).lang.family() == self.lang.family()
+    }
+
+    fn fits(kind: RefKind, def: DefKind) -> bool {
+        match kind {
+            RefKind::Call => def.is_callable() || def.is_type() || def == DefKind::Constant,
+            _ => def.is_type(),
+        }
+    }
+
+    pub fn resolve(&self, r: &Reference) -> Vec<u32> {
+        let found = match r.receiver.as_deref() {
+            None => self.bare(&r.name, r.kind, r.scope),
+            Some(recv) => self.qualified(recv, r),
+        };
+        let mut found: Vec<u32> = found
+            .into_iter()
+            .filter(|&n| Self::fits(r.kind, self.g.def(n).kind))
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Ancestors of a scope in this file, innermost first.
+    fn scope_chain(&self, scope: Option<u32>) -> Vec<u32> {
+        let defs = &self.g.files[self.file as usize].definitions;
+        let mut chain = Vec::new();
+        let mut cur = scope;
+        while let Some(s) = cur {
+            chain.push(s);
+            cur = defs[s as usize].parent;
+        }
+        chain
+    }
+
+    /// The type whose members `self`/`this` refer to in a scope.
+    fn self_type(&self, scope: Option<u32>) -> Option<String> {
+        for s in self.scope_chain(scope) {
+            let node = self.g.node_id(self.file, s);
+            let def = self.g.def(node);
+            if def.kind.is_container() {
+                return Some(match def.kind {
+                    DefKind::Impl => crate::parse::impl_self_type(&def.name).to_string(),
+                    _ => def.name.clone(),
+                });
+            }
+            if let Some(owner) = self.g.owner_type(node) {
+                return Some(owner);
+            }
+        }
+        None
+    }
+
+    fn bare(&self, name: &str, kind: RefKind, scope: Option<u32>) -> Vec<u32> {
+        let f = &self.g.files[self.file as usize];
+        // 1. Defined in this file, visible from the scope: top level or in an enclosing scope.
+        let chain = self.scope_chain(scope);
+        let local: Vec<u32> = f
+            .definitions
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.name == name && d.kind != DefKind::Section)
+            .filter(|(_, d)| match d.parent {
+                None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
+                Some(p) => {
+                    chain.contains(&p)
+                        && !(d.kind == DefKind::Method && self.lang != Lang::Java)
+                        || f.definitions[p as usize].kind == DefKind::Module
+                }
+            })
+            .map(|(i, _)| self.g.node_id(self.file, i as u32))
+            .filter(|&n| Self::fits(kind, self.g.def(n).kind))
+            .collect();
+        if !local.is_empty() {
+            return local;
+        }
+        // 2. Imported.
+        if let Some(b) = self.bindings.get(name) {
+            return b.defs.clone();
+        }
+        // 3. Same package (Go directory, Java package), then wildcard imports.
+        let pkg = self.top_level(&self.package_files, name);
+        if !pkg.is_empty() {
+            return pkg;
+        }
+        let wild = self.top_level(&self.wildcard_files, name);
+        if !wild.is_empty() {
+            return wild;
+        }
+        // 4. Java: an unqualified call is a method of this class or a base.
+        if self.lang == Lang::Java {
+            if let Some(owner) = self.self_type(scope) {
+                let m = self.members_of(&owner, name);
+                if !m.is_empty() {
+                    return m;
+                }
+            }
+        }
+        // 5. A unique definition of that name in the language (tests only as a last resort).
+        self.unique(
+            self.sym
+                .by_name
+                .get(name)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&n| {
+                    let d = self.g.def(n);
+                    self.same_family(n)
+                        && Self::fits(kind, d.kind)
+                        && d.kind != DefKind::Method
+                        && d.kind != DefKind::Constructor
+                }),
+        )
+    }
+
+    fn unique(&self, candidates: impl Iterator<Item = u32>) -> Vec<u32> {
+        let all: Vec<u32> = candidates.collect();
+        if all.len() <= 1 {
+            return all;
+        }
+        let non_test: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&n| !self.g.def(n).is_test)
+            .collect();
+        if non_test.len() == 1 { non_test } else { Vec::new() }
+    }
+
+    /// Members named `name` of type `owner` or of its bases (by name, a few levels up).
+    fn members_of(&self, owner: &str, name: &str) -> Vec<u32> {
+        let mut seen = HashSet::new();
+        let mut frontier = vec![owner.to_string()];
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for t in frontier {
+                if !seen.insert(t.clone()) {
+                    continue;
+                }
+                if let Some(m) = self.sym.members.get(&(t.clone(), name.to_string())) {
+                    let m: Vec<u32> = m.iter().copied().filter(|&n| self.same_family(n)).collect();
+                    if !m.is_empty() {
+                        return m;
+                    }
+                }
+                if let Some(bases) = self.sym.bases.get(&t) {
+                    next.extend(bases.iter().cloned());
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        Vec::new()
+    }
+
+    fn qualified(&self, recv: &str, r: &Reference) -> Vec<u32> {
+        let name = r.name.as_str();
+        if let Some(ty) = &r.receiver_type {
+            let m = self.members_of(ty, name);
+            if !m.is_empty() {
+                return m;
+            }
+        }
+        if SELF_WORDS.contains(&recv) {
+            return self
+                .self_type(r.scope)
+                .map(|t| self.members_of(&t, name))
+                .unwrap_or_default();
+        }
+        if recv == "super" {
+            let Some(owner) = self.self_type(r.scope) else {
+                return Vec::new();
+            };
+            for base in self.sym.bases.get(&owner).into_iter().flatten() {
+                let m = self.members_of(base, name);
+                if !m.is_empty() {
+                    return m;
+                }
+            }
+            return Vec::new();
+        }
+        if recv.is_empty() {
+            return self.any_member(name, r.kind);
+        }
+        // An imported module or type.
+        if let Some(b) = self.bindings.get(recv) {
+            let mut out = self.top_level(&b.files, name);
+            for &d in &b.defs {
+                out.extend(self.members_of(&self.g.def(d).name, name));
+            }
+            return out;
+        }
+        let sep = if recv.contains("::") { "::" } else { "." };
+        let last = recv.rsplit(sep).next().unwrap_or(recv);
+        let first = recv.split(sep).next().unwrap_or(recv);
+        // `a.b.f()` where `a` or `a.b` is an imported module: look inside.
+        if sep == "." && first != recv {
+            if let Some(b) = self.bindings.get(first) {
+                if b.defs.is_empty() && b.files.is_empty() {
+                    return Vec::new(); // an external module
+                }
+            }
+        }
+        if last == "Self" {
+            return self
+                .self_type(r.scope)
+                .map(|t| self.members_of(&t, name))
+                .unwrap_or_default();
+        }
+        // A type: `Type::new()`, `Foo.bar()`, `a::b::Type::f()`.
+        if last.chars().next().is_some_and(char::is_uppercase) {
+            let m = self.members_of(last, name);
+            if !m.is_empty() {
+                return m;
+            }
+        }
+        // A Rust module path: `crate::a::f()`, `super::f()`, `imported_mod::sub::f()`.
+        if sep == "::" {
+            let f = &self.g.files[self.file as usize];
+            let files = self.modules.resolve(f, recv);
+            let out = self.top_level(&files, name);
+            if !out.is_empty() {
+                return out;
+            }
+            if let Some(b) = self.bindings.get(first) {
+                let mut out = Vec::new();
+                for &d in &b.defs {
+                    out.extend(self.members_of(&self.g.def(d).name, name));
+                }
+                if !out.is_empty() {
+                    return out;
+                }
+            }
+        }
+        // A local variable of unknown type: a method name unique in the language.
+        if r.receiver_type.is_none() && !self.bindings.contains_key(first) {
+            return self.any_member(name, r.kind);
+        }
+        Vec::new()
+    }
+
+    fn any_member(&self, name: &str, kind: RefKind) -> Vec<u32> {
+        if kind != RefKind::Call {
+            return Vec::new();
+        }
+        self.unique(
+            self.sym
+                .member_names
+                .get(name)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&n| self.same_family(n) && self.g.def(n).kind.is_callable()),
+        )
+    }
+}

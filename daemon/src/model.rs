@@ -1,0 +1,281 @@
+//! The data model shared by every stage: languages, definitions, references, parsed files.
+//!
+//! A [`ParsedFile`] is everything the parser learned from one file, *before* linking: its
+//! definitions, the imports it declares, and the references it makes by name. Linking is a pure
+//! function of the set of parsed files, which is what keeps incremental updates exact.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Java,
+    Go,
+    Rust,
+    Markdown,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 8] = [
+        Lang::Python,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Java,
+        Lang::Go,
+        Lang::Rust,
+        Lang::Markdown,
+    ];
+
+    /// The language of a path, by extension. `.d.ts` declaration files are not source.
+    pub fn from_path(path: &str) -> Option<Lang> {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".d.cts") {
+            return None;
+        }
+        let ext = lower.rsplit_once('.')?.1;
+        Some(match ext {
+            "py" | "pyi" => Lang::Python,
+            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
+            "ts" | "mts" | "cts" => Lang::TypeScript,
+            "tsx" => Lang::Tsx,
+            "java" => Lang::Java,
+            "go" => Lang::Go,
+            "rs" => Lang::Rust,
+            "md" | "markdown" => Lang::Markdown,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Python => "python",
+            Lang::JavaScript => "javascript",
+            Lang::TypeScript => "typescript",
+            Lang::Tsx => "tsx",
+            Lang::Java => "java",
+            Lang::Go => "go",
+            Lang::Rust => "rust",
+            Lang::Markdown => "markdown",
+        }
+    }
+
+    /// Languages whose modules resolve into each other (TS imports JS and back).
+    pub fn family(self) -> u8 {
+        match self {
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => 1,
+            Lang::Python => 2,
+            Lang::Java => 3,
+            Lang::Go => 4,
+            Lang::Rust => 5,
+            Lang::Markdown => 6,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefKind {
+    Function,
+    Method,
+    Constructor,
+    Class,
+    Struct,
+    Enum,
+    Trait,
+    Interface,
+    Impl,
+    Record,
+    TypeAlias,
+    Constant,
+    Module,
+    Macro,
+    Section,
+}
+
+impl DefKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DefKind::Function => "function",
+            DefKind::Method => "method",
+            DefKind::Constructor => "constructor",
+            DefKind::Class => "class",
+            DefKind::Struct => "struct",
+            DefKind::Enum => "enum",
+            DefKind::Trait => "trait",
+            DefKind::Interface => "interface",
+            DefKind::Impl => "impl",
+            DefKind::Record => "record",
+            DefKind::TypeAlias => "type_alias",
+            DefKind::Constant => "constant",
+            DefKind::Module => "module",
+            DefKind::Macro => "macro",
+            DefKind::Section => "section",
+        }
+    }
+
+    /// Kinds that hold methods: a call `X.m()` / `X::m()` looks for `m` among their children.
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            DefKind::Class
+                | DefKind::Struct
+                | DefKind::Enum
+                | DefKind::Trait
+                | DefKind::Interface
+                | DefKind::Record
+                | DefKind::TypeAlias
+        )
+    }
+
+    pub fn is_container(self) -> bool {
+        matches!(
+            self,
+            DefKind::Class
+                | DefKind::Struct
+                | DefKind::Enum
+                | DefKind::Trait
+                | DefKind::Interface
+                | DefKind::Impl
+                | DefKind::Record
+                | DefKind::Module
+        )
+    }
+
+    pub fn is_callable(self) -> bool {
+        matches!(
+            self,
+            DefKind::Function | DefKind::Method | DefKind::Constructor | DefKind::Macro
+        )
+    }
+}
+
+/// One definition in one file. Lines are 1-based and inclusive; bytes are a half-open range
+/// into the file's bytes as read from disk (so offsets stay honest for non-UTF-8 files).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: DefKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_byte: u32,
+    pub end_byte: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    /// Index of the enclosing definition in the same file.
+    pub parent: Option<u32>,
+    /// Inside test-only code (`#[cfg(test)]` module, a test file).
+    pub is_test: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefKind {
+    Call,
+    Type,
+    Inherits,
+    Implements,
+}
+
+/// A use of a name, unresolved: the linker turns it into an edge (or counts it unresolved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    pub kind: RefKind,
+    pub name: String,
+    /// What stood before the name: `self`, `this`, `pkg`, `Type`, `crate::a::b`, `obj`.
+    pub receiver: Option<String>,
+    /// The receiver's type when the parser could tell it locally (`x = Foo()`, `r *Router`).
+    pub receiver_type: Option<String>,
+    pub line: u32,
+    /// Index of the innermost definition containing the reference.
+    pub scope: Option<u32>,
+}
+
+/// An import as written: a module (dotted, slashed or `::` path, or a string literal) and the
+/// names it binds in the importing file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Import {
+    pub module: String,
+    /// (name in the module, local alias). Empty with `whole_module` set: `import x as y`.
+    pub names: Vec<(String, String)>,
+    /// The local name bound to the whole module, if any (`import numpy as np` → `np`).
+    pub module_alias: Option<String>,
+    /// `from x import *`, `use a::*`, Java `import a.b.*`.
+    pub wildcard: bool,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub line: u32,
+    pub message: String,
+}
+
+/// The parser's result for one file. It always exists, whatever the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParsedFile {
+    /// Relative to the repository root, `/`-separated.
+    pub path: String,
+    pub lang: Lang,
+    pub bytes: u32,
+    pub lines: u32,
+    /// Go package / Java package declared in the file.
+    pub package: Option<String>,
+    pub definitions: Vec<Definition>,
+    pub references: Vec<Reference>,
+    pub imports: Vec<Import>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The file was not valid UTF-8 and was decoded lossily.
+    pub lossy: bool,
+    /// A test file by its path (Go `_test.go`, Python `test_*.py`, JS `*.test.*`, `src/test`…).
+    pub is_test_file: bool,
+}
+
+/// Whether a path names a test file or lives in a test tree, by the conventions of each language.
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    if file.ends_with("_test.go")
+        || (file.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
+        || file == "conftest.py"
+        || file.contains(".test.")
+        || file.contains(".spec.")
+    {
+        return true;
+    }
+    path.split('/').rev().skip(1).any(|dir| {
+        matches!(
+            dir,
+            "tests" | "test" | "__tests__" | "testing" | "testdata" | "spec" | "specs"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages_by_extension() {
+        assert_eq!(Lang::from_path("a/b.tsx"), Some(Lang::Tsx));
+        assert_eq!(Lang::from_path("types/index.d.ts"), None);
+        assert_eq!(Lang::from_path("x.JSX"), Some(Lang::JavaScript));
+        assert_eq!(Lang::from_path("Makefile"), None);
+    }
+
+    #[test]
+    fn test_paths() {
+        assert!(is_test_path("pkg/router_test.go"));
+        assert!(is_test_path("tests/test_api.py"));
+        assert!(is_test_path("src/test/java/FooTest.java"));
+        assert!(is_test_path("lib/a.spec.ts"));
+        assert!(is_test_path("crates/x/tests/it.rs"));
+        assert!(!is_test_path("src/testing_utils_not_dir.rs"));
+        assert!(!is_test_path("src/router.go"));
+    }
+}

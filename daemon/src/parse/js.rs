@@ -1,0 +1,529 @@
+//! JavaScript, JSX, TypeScript and TSX: functions, arrow functions bound to names, classes,
+//! methods, interfaces, type aliases, enums, namespaces, `obj.prop = function` assignments;
+//! ES imports and `require`; calls, `new`, heritage and type uses.
+
+use tree_sitter::Node;
+
+use super::{Cx, base_type_name, unquote};
+use crate::model::{DefKind, Import, RefKind};
+
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "function_declaration" | "generator_function_declaration" | "function_signature" => {
+            match cx.field_text(node, "name") {
+                Some(name) => function(cx, node, node, name),
+                None => cx.children(node, visit),
+            }
+        }
+        "class_declaration" | "abstract_class_declaration" | "class" => {
+            let name = cx.field_text(node, "name");
+            match name {
+                Some(name) => class(cx, node, node, name, DefKind::Class),
+                None => cx.children(node, visit),
+            }
+        }
+        "interface_declaration" => {
+            let name = cx.field_text(node, "name").unwrap_or_default();
+            class(cx, node, node, name, DefKind::Interface);
+        }
+        "enum_declaration" => {
+            let name = cx.field_text(node, "name").unwrap_or_default();
+            let body = node.child_by_field_name("body");
+            cx.define(node, name, DefKind::Enum, body);
+        }
+        "type_alias_declaration" => {
+            let name = cx.field_text(node, "name").unwrap_or_default();
+            let idx = cx.define(node, name, DefKind::TypeAlias, None);
+            if let Some(value) = node.child_by_field_name("value") {
+                cx.within(idx, false, |cx| type_refs(cx, value));
+            }
+        }
+        "internal_module" | "module" => {
+            let name = cx.field_text(node, "name").map(|n| unquote(&n));
+            match (name, node.child_by_field_name("body")) {
+                (Some(name), Some(body)) => {
+                    let idx = cx.define(node, name, DefKind::Module, Some(body));
+                    cx.within(idx, false, |cx| cx.children(body, visit));
+                }
+                _ => cx.children(node, visit),
+            }
+        }
+        "method_definition" | "method_signature" | "abstract_method_signature" => {
+            let name = cx.field_text(node, "name").unwrap_or_default();
+            function(cx, node, node, name);
+        }
+        "public_field_definition" | "field_definition" => {
+            let name = cx
+                .field_text(node, "name")
+                .or_else(|| cx.field_text(node, "property"))
+                .unwrap_or_default();
+            match node.child_by_field_name("value") {
+                Some(v) if is_function(v) => function(cx, node, v, name),
+                _ => cx.children(node, visit),
+            }
+        }
+        "variable_declarator" => declarator(cx, node),
+        "assignment_expression" => assignment(cx, node),
+        "pair" => {
+            let key = node.child_by_field_name("key").map(|k| unquote(&cx.text(k)));
+            match (key, node.child_by_field_name("value")) {
+                (Some(key), Some(v)) if is_function(v) => function(cx, node, v, key),
+                _ => cx.children(node, visit),
+            }
+        }
+        "export_statement" => export(cx, node),
+        "import_statement" => import(cx, node),
+        "call_expression" => {
+            call(cx, node);
+            cx.children(node, visit);
+        }
+        "new_expression" => {
+            if let Some(ctor) = node.child_by_field_name("constructor") {
+                let (name, receiver) = callee(cx, ctor);
+                cx.reference(RefKind::Call, name, receiver, ctor);
+            }
+            cx.children(node, visit);
+        }
+        "type_annotation" | "type_arguments" => type_refs(cx, node),
+        _ => cx.children(node, visit),
+    }
+}
+
+fn is_function(node: Node) -> bool {
+    matches!(
+        node.kind(),
+        "arrow_function" | "function_expression" | "function" | "generator_function"
+    )
+}
+
+/// A function-like definition: `outer` is its extent, `func` the node with parameters/body.
+fn function(cx: &mut Cx, outer: Node, func: Node, name: String) {
+    let kind = if name == "constructor" && cx.in_container() {
+        DefKind::Constructor
+    } else if cx.in_container() {
+        DefKind::Method
+    } else {
+        DefKind::Function
+    };
+    let body = func.child_by_field_name("body");
+    let idx = cx.define(outer, name, kind, body);
+    let params = func.child_by_field_name("parameters");
+    let ret = func.child_by_field_name("return_type");
+    cx.within(idx, true, |cx| {
+        if let Some(params) = params {
+            parameters(cx, params);
+        }
+        if let Some(ret) = ret {
+            type_refs(cx, ret);
+        }
+        if let Some(body) = body {
+            if body.kind() == "statement_block" {
+                cx.children(body, visit);
+            } else {
+                visit(cx, body);
+            }
+        }
+    });
+}
+
+fn parameters(cx: &mut Cx, params: Node) {
+    let mut cursor = params.walk();
+    let params: Vec<Node> = params.named_children(&mut cursor).collect();
+    for p in params {
+        let pattern = p.child_by_field_name("pattern").map(|n| cx.text(n));
+        if let (Some(name), Some(ty)) = (pattern, p.child_by_field_name("type")) {
+            let ty_text = cx.text(ty);
+            let ty_text = ty_text.trim_start_matches(':').trim();
+            cx.bind(name, base_type_name(ty_text).to_string());
+            type_refs(cx, ty);
+        }
+        if let Some(value) = p.child_by_field_name("value") {
+            visit(cx, value);
+        }
+    }
+}
+
+fn class(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) {
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(outer, name, kind, body);
+    cx.within(idx, false, |cx| {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "class_heritage" => heritage(cx, child),
+                "extends_type_clause" => heritage_types(cx, child, RefKind::Inherits),
+                _ => {}
+            }
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+fn heritage(cx: &mut Cx, node: Node) {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    for child in children {
+        match child.kind() {
+            "extends_clause" => heritage_types(cx, child, RefKind::Inherits),
+            "implements_clause" => heritage_types(cx, child, RefKind::Implements),
+            // Plain JS: `class A extends B` puts the expression right under class_heritage.
+            "identifier" | "member_expression" => {
+                let (name, receiver) = callee(cx, child);
+                cx.reference(RefKind::Inherits, name, receiver, child);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn heritage_types(cx: &mut Cx, clause: Node, kind: RefKind) {
+    let mut cursor = clause.walk();
+    let children: Vec<Node> = clause.named_children(&mut cursor).collect();
+    for child in children {
+        let target = if child.kind() == "generic_type" {
+            child.child_by_field_name("name").unwrap_or(child)
+        } else {
+            child
+        };
+        if matches!(
+            target.kind(),
+            "identifier" | "type_identifier" | "member_expression" | "nested_type_identifier"
+        ) {
+            let (name, receiver) = callee(cx, target);
+            cx.reference(kind, name, receiver, target);
+        } else if target.kind() == "type_arguments" {
+            type_refs(cx, target);
+        }
+    }
+}
+
+fn declarator(cx: &mut Cx, node: Node) {
+    let name_node = node.child_by_field_name("name");
+    let value = node.child_by_field_name("value");
+    let name = name_node.filter(|n| n.kind() == "identifier").map(|n| cx.text(n));
+    if let (Some(name), Some(ty)) = (name.clone(), node.child_by_field_name("type")) {
+        let ty_text = cx.text(ty);
+        cx.bind(name, base_type_name(ty_text.trim_start_matches(':')).to_string());
+        type_refs(cx, ty);
+    }
+    match (name, value) {
+        (Some(name), Some(v)) if is_function(v) => {
+            let outer = declaration_extent(node);
+            function(cx, outer, v, name);
+        }
+        (Some(name), Some(v)) if v.kind() == "class" => {
+            let outer = declaration_extent(node);
+            class(cx, v, outer, name, DefKind::Class);
+        }
+        (Some(name), Some(v)) => {
+            if v.kind() == "new_expression" {
+                if let Some(ctor) = v.child_by_field_name("constructor") {
+                    let ty = cx.text(ctor);
+                    cx.bind(name.clone(), base_type_name(&ty).to_string());
+                }
+            }
+            if v.kind() == "call_expression" && is_require(cx, v) {
+                require(cx, v, Some(name_node.map(|n| cx.text(n)).unwrap_or_default()));
+                return;
+            }
+            let top_level_const = cx.scope().is_none()
+                && node
+                    .parent()
+                    .is_some_and(|p| p.kind() == "lexical_declaration" && cx.text(p).starts_with("const"));
+            if top_level_const && v.kind() != "call_expression" {
+                let outer = declaration_extent(node);
+                let idx = cx.define(outer, name, DefKind::Constant, None);
+                cx.within(idx, false, |cx| visit(cx, v));
+            } else {
+                visit(cx, v);
+            }
+        }
+        (None, Some(v)) => {
+            if v.kind() == "call_expression" && is_require(cx, v) {
+                // `const { a, b } = require('x')`
+                let names = name_node.map(|n| destructured_names(cx, n)).unwrap_or_default();
+                require_names(cx, v, names);
+                return;
+            }
+            visit(cx, v);
+        }
+        _ => {}
+    }
+}
+
+/// The statement a declarator belongs to (with `export`), so ranges include the keyword.
+fn declaration_extent(declarator: Node) -> Node {
+    let mut outer = declarator;
+    if let Some(p) = declarator.parent() {
+        if matches!(p.kind(), "lexical_declaration" | "variable_declaration")
+            && p.named_child_count() == 1
+        {
+            outer = p;
+            if let Some(pp) = p.parent() {
+                if pp.kind() == "export_statement" {
+                    outer = pp;
+                }
+            }
+        }
+    }
+    outer
+}
+
+fn destructured_names(cx: &Cx, pattern: Node) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    let mut cursor = pattern.walk();
+    for child in pattern.named_children(&mut cursor) {
+        match child.kind() {
+            "shorthand_property_identifier_pattern" => {
+                let n = cx.text(child);
+                names.push((n.clone(), n));
+            }
+            "pair_pattern" => {
+                let key = cx.field_text(child, "key").unwrap_or_default();
+                let value = cx.field_text(child, "value").unwrap_or_default();
+                names.push((key, value));
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// `obj.prop = function () {}` / `module.exports.f = () => {}` / `Foo.prototype.bar = …`.
+fn assignment(cx: &mut Cx, node: Node) {
+    let (Some(left), Some(right)) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
+        return cx.children(node, visit);
+    };
+    if is_function(right) {
+        let name = match left.kind() {
+            "member_expression" => cx.field_text(left, "property"),
+            "identifier" => Some(cx.text(left)),
+            _ => None,
+        };
+        if let Some(name) = name {
+            let outer = match node.parent() {
+                Some(p) if p.kind() == "expression_statement" => p,
+                _ => node,
+            };
+            return function(cx, outer, right, name);
+        }
+    }
+    if right.kind() == "call_expression" && is_require(cx, right) {
+        return require(cx, right, None);
+    }
+    if right.kind() == "new_expression" {
+        if let Some(ctor) = right.child_by_field_name("constructor") {
+            let ty = cx.text(ctor);
+            let left = cx.text(left);
+            cx.bind(left, base_type_name(&ty).to_string());
+        }
+    }
+    cx.children(node, visit);
+}
+
+fn export(cx: &mut Cx, node: Node) {
+    if let Some(decl) = node.child_by_field_name("declaration") {
+        // The definition's extent includes `export`.
+        return match decl.kind() {
+            "function_declaration" | "generator_function_declaration" => {
+                let name = cx.field_text(decl, "name").unwrap_or_else(|| "default".into());
+                function(cx, node, decl, name)
+            }
+            "class_declaration" | "abstract_class_declaration" => {
+                let name = cx.field_text(decl, "name").unwrap_or_else(|| "default".into());
+                class(cx, decl, node, name, DefKind::Class)
+            }
+            _ => visit(cx, decl),
+        };
+    }
+    if let Some(value) = node.child_by_field_name("value") {
+        // `export default function () {}` / `export default class {}` / `export default () => …`
+        return match value.kind() {
+            k if is_function(value) || k == "function_declaration" => {
+                let name = cx.field_text(value, "name").unwrap_or_else(|| "default".into());
+                function(cx, node, value, name)
+            }
+            "class" | "class_declaration" => {
+                let name = cx.field_text(value, "name").unwrap_or_else(|| "default".into());
+                class(cx, value, node, name, DefKind::Class)
+            }
+            _ => visit(cx, value),
+        };
+    }
+    // `export function f` is parsed with the declaration as a plain child in some grammars.
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    for child in children {
+        match child.kind() {
+            "function_declaration" | "generator_function_declaration" => {
+                let name = cx.field_text(child, "name").unwrap_or_else(|| "default".into());
+                function(cx, node, child, name);
+            }
+            "class_declaration" | "class" => {
+                let name = cx.field_text(child, "name").unwrap_or_else(|| "default".into());
+                class(cx, child, node, name, DefKind::Class);
+            }
+            "export_clause" => {}
+            _ => visit(cx, child),
+        }
+    }
+    // `export { a } from './x'` re-exports: an import edge.
+    if let Some(source) = node.child_by_field_name("source") {
+        let module = unquote(&cx.text(source));
+        cx.import(Import {
+            module,
+            names: Vec::new(),
+            module_alias: None,
+            wildcard: true,
+            line: node.start_position().row as u32 + 1,
+        });
+    }
+}
+
+fn import(cx: &mut Cx, node: Node) {
+    let Some(source) = node.child_by_field_name("source") else {
+        return;
+    };
+    let module = unquote(&cx.text(source));
+    let mut names = Vec::new();
+    let mut module_alias = None;
+    let mut cursor = node.walk();
+    let clauses: Vec<Node> = node
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() == "import_clause")
+        .collect();
+    for clause in clauses {
+        let mut cursor = clause.walk();
+        for part in clause.named_children(&mut cursor) {
+            match part.kind() {
+                // `import x from './m'` binds the default export.
+                "identifier" => names.push(("default".to_string(), cx.text(part))),
+                "namespace_import" => {
+                    module_alias = part.named_child(0).map(|n| cx.text(n));
+                }
+                "named_imports" => {
+                    let mut c = part.walk();
+                    for spec in part.named_children(&mut c) {
+                        if spec.kind() != "import_specifier" {
+                            continue;
+                        }
+                        let name = cx.field_text(spec, "name").unwrap_or_default();
+                        let alias = cx.field_text(spec, "alias").unwrap_or_else(|| name.clone());
+                        names.push((unquote(&name), alias));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    cx.import(Import {
+        module,
+        names,
+        module_alias,
+        wildcard: false,
+        line: node.start_position().row as u32 + 1,
+    });
+}
+
+fn is_require(cx: &Cx, call: Node) -> bool {
+    call.child_by_field_name("function")
+        .is_some_and(|f| f.kind() == "identifier" && cx.text(f) == "require")
+}
+
+fn require_module(cx: &Cx, call: Node) -> Option<String> {
+    let args = call.child_by_field_name("arguments")?;
+    let first = args.named_child(0)?;
+    (first.kind() == "string").then(|| unquote(&cx.text(first)))
+}
+
+/// `const x = require('m')` binds `x` to the module.
+fn require(cx: &mut Cx, call: Node, alias: Option<String>) {
+    if let Some(module) = require_module(cx, call) {
+        cx.import(Import {
+            module,
+            names: Vec::new(),
+            module_alias: alias.filter(|a| !a.is_empty()),
+            wildcard: false,
+            line: call.start_position().row as u32 + 1,
+        });
+    }
+}
+
+fn require_names(cx: &mut Cx, call: Node, names: Vec<(String, String)>) {
+    if let Some(module) = require_module(cx, call) {
+        cx.import(Import {
+            module,
+            names,
+            module_alias: None,
+            wildcard: false,
+            line: call.start_position().row as u32 + 1,
+        });
+    }
+}
+
+fn callee(cx: &Cx, node: Node) -> (String, Option<String>) {
+    match node.kind() {
+        "member_expression" => {
+            let name = cx.field_text(node, "property").unwrap_or_default();
+            let receiver = node.child_by_field_name("object").map(|o| match o.kind() {
+                "identifier" | "this" | "super" | "member_expression" => cx.text(o),
+                _ => String::new(),
+            });
+            (name, receiver)
+        }
+        "nested_type_identifier" => {
+            let text = cx.text(node);
+            match text.rsplit_once('.') {
+                Some((r, n)) => (n.to_string(), Some(r.to_string())),
+                None => (text, None),
+            }
+        }
+        _ => (cx.text(node), None),
+    }
+}
+
+fn call(cx: &mut Cx, node: Node) {
+    let Some(func) = node.child_by_field_name("function") else {
+        return;
+    };
+    if is_require(cx, node) {
+        // A bare `require('x')` (side effect or inline use) is still an import.
+        if !node
+            .parent()
+            .is_some_and(|p| matches!(p.kind(), "variable_declarator" | "assignment_expression"))
+        {
+            require(cx, node, None);
+        }
+        return;
+    }
+    if matches!(func.kind(), "identifier" | "member_expression") {
+        let (name, receiver) = callee(cx, func);
+        cx.reference(RefKind::Call, name, receiver, func);
+    }
+}
+
+fn type_refs(cx: &mut Cx, node: Node) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "type_identifier" => {
+                let name = cx.text(n);
+                cx.reference(RefKind::Type, name, None, n);
+            }
+            "nested_type_identifier" => {
+                let (name, receiver) = callee(cx, n);
+                cx.reference(RefKind::Type, name, receiver, n);
+            }
+            _ => {
+                let mut cursor = n.walk();
+                stack.extend(n.named_children(&mut cursor));
+            }
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! Stage 2: one file's bytes → a [`ParsedFile`]: definitions, imports, references.
+//!
+//! Invariant: [`parse_file`] never fails and never panics. Broken code yields the definitions
+//! tree-sitter could still see plus diagnostics; non-UTF-8 bytes are parsed as they are (so
+//! byte offsets stay exact) and text taken from them is decoded lossily.
+//!
+//! Each language is one module with a `visit` function over tree-sitter nodes; the shared
+//! machinery (scopes, local type bindings, docs, signatures) lives in [`Cx`].
+
+mod go;
+mod java;
+mod js;
+mod markdown;
+mod python;
+mod rust_lang;
+
+use tree_sitter::{Node, Parser};
+
+use crate::model::{
+    DefKind, Definition, Diagnostic, Import, Lang, ParsedFile, RefKind, Reference, is_test_path,
+};
+
+/// Past this depth the walk stops descending (pathological nesting would exhaust the stack).
+const MAX_DEPTH: usize = 400;
+/// Diagnostics kept per file.
+const MAX_DIAGNOSTICS: usize = 20;
+
+pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
+    Some(match lang {
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Markdown => return None,
+    })
+}
+
+/// Parses one file. Always returns a result.
+pub fn parse_file(path: &str, lang: Lang, bytes: &[u8]) -> ParsedFile {
+    let lossy = std::str::from_utf8(bytes).is_err();
+    let lines = if bytes.is_empty() {
+        0
+    } else {
+        bytes.iter().filter(|&&b| b == b'\n').count() as u32 + u32::from(!bytes.ends_with(b"\n"))
+    };
+    let mut file = ParsedFile {
+        path: path.to_string(),
+        lang,
+        bytes: bytes.len() as u32,
+        lines,
+        package: None,
+        definitions: Vec::new(),
+        references: Vec::new(),
+        imports: Vec::new(),
+        diagnostics: Vec::new(),
+        lossy,
+        is_test_file: is_test_path(path),
+    };
+    if lossy {
+        file.diagnostics.push(Diagnostic {
+            line: 0,
+            message: "not valid UTF-8; text decoded lossily".into(),
+        });
+    }
+    if lang == Lang::Markdown {
+        markdown::extract(&mut file, bytes);
+        return file;
+    }
+    let Some(language) = ts_language(lang) else {
+        return file;
+    };
+    let mut parser = Parser::new();
+    if parser.set_language(&language).is_err() {
+        file.diagnostics.push(Diagnostic {
+            line: 0,
+            message: "grammar version not supported".into(),
+        });
+        return file;
+    }
+    let Some(tree) = parser.parse(bytes, None) else {
+        file.diagnostics.push(Diagnostic {
+            line: 0,
+            message: "parser gave up".into(),
+        });
+        return file;
+    };
+    let root = tree.root_node();
+    let mut cx = Cx::new(&mut file, bytes);
+    if root.has_error() {
+        cx.collect_errors(root);
+    }
+    match lang {
+        Lang::Python => python::visit(&mut cx, root),
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => js::visit(&mut cx, root),
+        Lang::Java => java::visit(&mut cx, root),
+        Lang::Go => go::visit(&mut cx, root),
+        Lang::Rust => rust_lang::visit(&mut cx, root),
+        Lang::Markdown => {}
+    }
+    let test_file = file.is_test_file;
+    if test_file {
+        for def in &mut file.definitions {
+            def.is_test = true;
+        }
+    }
+    file
+}
+
+/// The extraction context: the file being filled, the scope stack, local type bindings.
+pub(crate) struct Cx<'f, 's> {
+    pub file: &'f mut ParsedFile,
+    pub src: &'s [u8],
+    /// Indices of the enclosing definitions, innermost last.
+    scopes: Vec<u32>,
+    /// Local variable → type name, one frame per callable scope.
+    bindings: Vec<Vec<(String, String)>>,
+    depth: usize,
+}
+
+impl<'f, 's> Cx<'f, 's> {
+    fn new(file: &'f mut ParsedFile, src: &'s [u8]) -> Self {
+        Cx {
+            file,
+            src,
+            scopes: Vec::new(),
+            bindings: vec![Vec::new()],
+            depth: 0,
+        }
+    }
+
+    pub fn text(&self, node: Node) -> String {
+        let range = node.start_byte().min(self.src.len())..node.end_byte().min(self.src.len());
+        String::from_utf8_lossy(&self.src[range]).into_owned()
+    }
+
+    pub fn field_text(&self, node: Node, field: &str) -> Option<String> {
+        node.child_by_field_name(field).map(|n| self.text(n))
+    }
+
+    pub fn lang(&self) -> Lang {
+        self.file.lang
+    }
+
+    pub fn scope(&self) -> Option<u32> {
+        self.scopes.last().copied()
+    }
+
+    pub fn scope_def(&self) -> Option<&Definition> {
+        self.scope().map(|i| &self.file.definitions[i as usize])
+    }
+
+    /// The innermost enclosing definition that is a container (class, impl, trait…).
+    pub fn enclosing_container(&self) -> Option<&Definition> {
+        self.scopes
+            .iter()
+            .rev()
+            .map(|&i| &self.file.definitions[i as usize])
+            .find(|d| d.kind.is_container())
+    }
+
+    /// Whether the innermost scope is a container (so a function here is a method).
+    pub fn in_container(&self) -> bool {
+        self.scope_def().is_some_and(|d| d.kind.is_container())
+    }
+
+    pub fn in_test(&self) -> bool {
+        self.scope_def().is_some_and(|d| d.is_test)
+    }
+
+    fn qualify(&self, name: &str) -> String {
+        let sep = if self.lang() == Lang::Rust { "::" } else { "." };
+        match self.scope_def() {
+            Some(parent) if parent.kind == DefKind::Section => name.to_string(),
+            Some(parent) => {
+                let prefix = match parent.kind {
+                    // Methods of `impl Display for Point` are `Point::fmt`.
+                    DefKind::Impl => impl_self_type(&parent.name),
+                    _ => parent.qualified_name.as_str(),
+                };
+                format!("{prefix}{sep}{name}")
+            }
+            None => match (&self.file.package, self.lang()) {
+                (Some(pkg), Lang::Go) => format!("{pkg}.{name}"),
+                _ => name.to_string(),
+            },
+        }
+    }
+
+    /// Records a definition spanning `node` and returns its index. `doc_anchor` is the node
+    /// whose preceding comments are its documentation (the outermost wrapper, with decorators).
+    pub fn define(&mut self, node: Node, name: String, kind: DefKind, body: Option<Node>) -> u32 {
+        let qualified_name = self.qualify(&name);
+        let signature = self.signature(node, body);
+        let doc = self.leading_comment(node);
+        let def = Definition {
+            name,
+            qualified_name,
+            kind,
+            start_line: node.start_position().row as u32 + 1,
+            end_line: end_line(node),
+            start_byte: node.start_byte() as u32,
+            end_byte: node.end_byte() as u32,
+            signature,
+            doc,
+            parent: self.scope(),
+            is_test: self.in_test(),
+        };
+        self.file.definitions.push(def);
+        (self.file.definitions.len() - 1) as u32
+    }
+
+    pub fn set_doc(&mut self, def: u32, doc: Option<String>) {
+        if let Some(doc) = doc.filter(|d| !d.is_empty()) {
+            self.file.definitions[def as usize].doc = Some(doc);
+        }
+    }
+
+    pub fn mark_test(&mut self, def: u32) {
+        self.file.definitions[def as usize].is_test = true;
+    }
+
+    /// Visits `children` inside the scope of definition `def`.
+    pub fn within(&mut self, def: u32, callable: bool, f: impl FnOnce(&mut Self)) {
+        self.scopes.push(def);
+        if callable {
+            self.bindings.push(Vec::new());
+        }
+        f(self);
+        if callable {
+            self.bindings.pop();
+        }
+        self.scopes.pop();
+    }
+
+    /// Visits every named child of `node` with `visit`, guarding the depth.
+    pub fn children(&mut self, node: Node, visit: fn(&mut Self, Node)) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                if child.is_named() {
+                    visit(self, child);
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+    }
+
+    pub fn bind(&mut self, var: String, ty: String) {
+        if var.is_empty() || ty.is_empty() {
+            return;
+        }
+        if let Some(frame) = self.bindings.last_mut() {
+            frame.push((var, ty));
+        }
+    }
+
+    pub fn lookup(&self, var: &str) -> Option<String> {
+        self.bindings
+            .iter()
+            .rev()
+            .flat_map(|frame| frame.iter().rev())
+            .find(|(v, _)| v == var)
+            .map(|(_, t)| t.clone())
+    }
+
+    pub fn reference(&mut self, kind: RefKind, name: String, receiver: Option<String>, node: Node) {
+        if name.is_empty() {
+            return;
+        }
+        let receiver_type = receiver.as_deref().and_then(|r| self.lookup(r));
+        self.file.references.push(Reference {
+            kind,
+            name,
+            receiver,
+            receiver_type,
+            line: node.start_position().row as u32 + 1,
+            scope: self.scope(),
+        });
+    }
+
+    pub fn import(&mut self, import: Import) {
+        self.file.imports.push(import);
+    }
+
+    /// Text from the start of `node` to the start of its body, whitespace-trimmed, at most
+    /// a few lines: what a reader needs to call it.
+    fn signature(&self, node: Node, body: Option<Node>) -> String {
+        let end = body.map_or(node.end_byte(), |b| b.start_byte());
+        let range = node.start_byte().min(self.src.len())..end.min(self.src.len());
+        let text = String::from_utf8_lossy(&self.src[range]);
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            if i >= 4 {
+                out.push_str(" …");
+                break;
+            }
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(line);
+        }
+        let trimmed = out.trim_end_matches(['{', ':', ' ', '=']).trim_end();
+        truncate_chars(trimmed, 300)
+    }
+
+    /// Comments immediately above `node` (no blank line between), cleaned of comment markers.
+    pub fn leading_comment(&self, node: Node) -> Option<String> {
+        let mut lines = Vec::new();
+        let mut prev = node.prev_sibling();
+        let mut next_row = node.start_position().row;
+        while let Some(p) = prev {
+            let is_comment = p.kind().contains("comment");
+            let is_attr = matches!(p.kind(), "attribute_item" | "decorator" | "annotation");
+            if !(is_comment || is_attr) || p.end_position().row + 1 < next_row {
+                break;
+            }
+            if is_comment {
+                lines.push(self.text(p));
+            }
+            next_row = p.start_position().row;
+            prev = p.prev_sibling();
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        lines.reverse();
+        let doc = clean_comment(&lines.join("\n"));
+        (!doc.is_empty()).then_some(doc)
+    }
+
+    fn collect_errors(&mut self, node: Node) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if self.file.diagnostics.len() >= MAX_DIAGNOSTICS {
+                return;
+            }
+            if n.is_error() || n.is_missing() {
+                let message = if n.is_missing() {
+                    format!("syntax error: missing {}", n.kind())
+                } else {
+                    "syntax error".to_string()
+                };
+                self.file.diagnostics.push(Diagnostic {
+                    line: n.start_position().row as u32 + 1,
+                    message,
+                });
+                continue;
+            }
+            if n.has_error() {
+                let mut cursor = n.walk();
+                let children: Vec<Node> = n.children(&mut cursor).collect();
+                stack.extend(children.into_iter().rev());
+            }
+        }
+    }
+}
+
+/// The last line a node covers: a node ending at column 0 ends on the line before.
+fn end_line(node: Node) -> u32 {
+    let end = node.end_position();
+    let row = if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    };
+    row as u32 + 1
+}
+
+/// `impl<T> Display for Point<T>` → `Point`; `impl Foo` → `Foo`.
+pub fn impl_self_type(impl_name: &str) -> &str {
+    let rest = impl_name.strip_prefix("impl ").unwrap_or(impl_name);
+    let ty = rest.rsplit(" for ").next().unwrap_or(rest);
+    base_type_name(ty)
+}
+
+/// `&mut Vec<T>` → `Vec`; `*pkg.Router` → `Router`; `a::b::C<T>` → `C`; `Foo[int]` → `Foo`.
+pub fn base_type_name(ty: &str) -> &str {
+    let ty = ty.trim().trim_start_matches(['&', '*']).trim();
+    let ty = ty.strip_prefix("mut ").unwrap_or(ty);
+    let ty = ty.strip_prefix("dyn ").unwrap_or(ty);
+    let ty = ty.split(['<', '[', '(', ' ']).next().unwrap_or(ty);
+    let ty = ty.rsplit("::").next().unwrap_or(ty);
+    ty.rsplit('.').next().unwrap_or(ty).trim()
+}
+
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Strips `//`, `///`, `/** */`, `#` markers and leading `*` from comment text.
+pub fn clean_comment(raw: &str) -> String {
+    let mut out = Vec::new();
+    for line in raw.lines() {
+        let mut l = line.trim();
+        for prefix in ["/**", "/*!", "/*", "///", "//!", "//", "#"] {
+            if let Some(rest) = l.strip_prefix(prefix) {
+                l = rest;
+                break;
+            }
+        }
+        l = l.strip_suffix("*/").unwrap_or(l).trim();
+        l = l.strip_prefix('*').unwrap_or(l).trim();
+        if !l.is_empty() {
+            out.push(l);
+        }
+    }
+    out.join("\n")
+}
+
+/// A string literal's content: quotes (and Python prefixes) removed.
+pub fn unquote(s: &str) -> String {
+    let s = s.trim();
+    let s = s.trim_start_matches(|c: char| c.is_ascii_alphabetic() && c != '"' && c != '\'');
+    let s = s.trim_start_matches(['"', '\'', '`']);
+    s.trim_end_matches(['"', '\'', '`']).to_string()
+}
+
+#[cfg(test)]
+mod tests;

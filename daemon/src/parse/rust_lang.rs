@@ -1,0 +1,348 @@
+//! Rust: functions, methods in impl and trait blocks (`Type::method`), impl blocks named
+//! `impl Trait for Type`, structs, enums, unions, traits, type aliases, consts and statics,
+//! inline modules, macro_rules; `use` trees; calls through paths, methods and `Self`;
+//! `#[cfg(test)]` modules and `#[test]` functions marked as tests.
+
+use tree_sitter::Node;
+
+use super::{Cx, base_type_name};
+use crate::model::{DefKind, Import, RefKind};
+
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "function_item" | "function_signature_item" => function(cx, node),
+        "struct_item" | "union_item" => item(cx, node, DefKind::Struct),
+        "enum_item" => item(cx, node, DefKind::Enum),
+        "trait_item" => item(cx, node, DefKind::Trait),
+        "type_item" => item(cx, node, DefKind::TypeAlias),
+        "const_item" | "static_item" => item(cx, node, DefKind::Constant),
+        "macro_definition" => item(cx, node, DefKind::Macro),
+        "mod_item" => {
+            if node.child_by_field_name("body").is_some() {
+                item(cx, node, DefKind::Module);
+            }
+        }
+        "impl_item" => impl_item(cx, node),
+        "use_declaration" => {
+            if let Some(arg) = node.child_by_field_name("argument") {
+                let line = node.start_position().row as u32 + 1;
+                let mut uses = Vec::new();
+                flatten_use(cx, arg, "", &mut uses);
+                for (path, alias, wildcard) in uses {
+                    let import = match path.rsplit_once("::") {
+                        _ if wildcard => Import {
+                            module: path,
+                            names: Vec::new(),
+                            module_alias: None,
+                            wildcard: true,
+                            line,
+                        },
+                        Some((module, name)) => Import {
+                            module: module.to_string(),
+                            names: vec![(name.to_string(), alias)],
+                            module_alias: None,
+                            wildcard: false,
+                            line,
+                        },
+                        None => Import {
+                            module: path.clone(),
+                            names: Vec::new(),
+                            module_alias: Some(alias),
+                            wildcard: false,
+                            line,
+                        },
+                    };
+                    cx.import(import);
+                }
+            }
+        }
+        "call_expression" => {
+            if let Some(func) = node.child_by_field_name("function") {
+                call(cx, func);
+            }
+            cx.children(node, visit);
+        }
+        "let_declaration" => {
+            let pattern = node.child_by_field_name("pattern");
+            let var = pattern
+                .filter(|p| p.kind() == "identifier")
+                .map(|p| cx.text(p));
+            let ty = node
+                .child_by_field_name("type")
+                .map(|t| cx.text(t))
+                .or_else(|| node.child_by_field_name("value").and_then(|v| value_type(cx, v)));
+            if let (Some(var), Some(ty)) = (var, ty) {
+                cx.bind(var, base_type_name(&ty).to_string());
+            }
+            cx.children(node, visit);
+        }
+        "parameter" => {
+            if let (Some(p), Some(ty)) = (
+                node.child_by_field_name("pattern"),
+                node.child_by_field_name("type"),
+            ) {
+                let var = cx.text(p);
+                let var = var.trim_start_matches("mut ").to_string();
+                let ty = cx.text(ty);
+                cx.bind(var, base_type_name(&ty).to_string());
+            }
+            cx.children(node, visit);
+        }
+        "struct_expression" => {
+            if let Some(name) = node.child_by_field_name("name") {
+                type_ref(cx, name, RefKind::Type);
+            }
+            if let Some(body) = node.child_by_field_name("body") {
+                cx.children(body, visit);
+            }
+        }
+        "type_identifier" | "scoped_type_identifier" => type_ref(cx, node, RefKind::Type),
+        "macro_invocation" => {
+            // Macro bodies are token trees; calls inside them are not parsed. Record the macro.
+            if let Some(m) = node.child_by_field_name("macro") {
+                let text = cx.text(m);
+                let (receiver, name) = match text.rsplit_once("::") {
+                    Some((r, n)) => (Some(r.to_string()), n.to_string()),
+                    None => (None, text),
+                };
+                cx.reference(RefKind::Call, name, receiver, m);
+            }
+        }
+        _ => cx.children(node, visit),
+    }
+}
+
+/// The outermost node of an item: itself. Attributes are siblings before it.
+fn attributes_text(cx: &Cx, node: Node) -> String {
+    let mut out = String::new();
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => out.push_str(&cx.text(p)),
+            "line_comment" | "block_comment" => {}
+            _ => break,
+        }
+        prev = p.prev_sibling();
+    }
+    out
+}
+
+fn item(cx: &mut Cx, node: Node, kind: DefKind) {
+    let name = cx.field_text(node, "name").unwrap_or_default();
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    let attrs = attributes_text(cx, node);
+    if attrs.contains("cfg(test)") {
+        cx.mark_test(idx);
+    }
+    cx.within(idx, false, |cx| {
+        if kind == DefKind::Trait {
+            if let Some(bounds) = node.child_by_field_name("bounds") {
+                heritage(cx, bounds, RefKind::Inherits);
+            }
+        }
+        for field in ["type", "value", "parameters"] {
+            if let Some(child) = node.child_by_field_name(field) {
+                visit(cx, child);
+            }
+        }
+        if let Some(body) = body {
+            if kind != DefKind::Macro {
+                cx.children(body, visit);
+            }
+        }
+    });
+}
+
+fn function(cx: &mut Cx, node: Node) {
+    let name = cx.field_text(node, "name").unwrap_or_default();
+    let kind = if cx.in_container() {
+        DefKind::Method
+    } else {
+        DefKind::Function
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    let attrs = attributes_text(cx, node);
+    if attrs.contains("#[test]") || attrs.contains("cfg(test)") || attrs.contains("::test]") {
+        cx.mark_test(idx);
+    }
+    let self_type = cx
+        .enclosing_container()
+        .map(|c| match c.kind {
+            DefKind::Impl => super::impl_self_type(&c.name).to_string(),
+            _ => c.name.clone(),
+        });
+    cx.within(idx, true, |cx| {
+        if let Some(ty) = self_type {
+            cx.bind("self".into(), ty.clone());
+            cx.bind("Self".into(), ty);
+        }
+        for field in ["parameters", "return_type"] {
+            if let Some(child) = node.child_by_field_name(field) {
+                visit(cx, child);
+            }
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+fn impl_item(cx: &mut Cx, node: Node) {
+    let ty = cx.field_text(node, "type").unwrap_or_default();
+    let name = match cx.field_text(node, "trait") {
+        Some(tr) => format!("impl {tr} for {ty}"),
+        None => format!("impl {ty}"),
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, DefKind::Impl, body);
+    if attributes_text(cx, node).contains("cfg(test)") {
+        cx.mark_test(idx);
+    }
+    cx.within(idx, false, |cx| {
+        if let Some(tr) = node.child_by_field_name("trait") {
+            type_ref(cx, tr, RefKind::Implements);
+        }
+        if let Some(t) = node.child_by_field_name("type") {
+            type_ref(cx, t, RefKind::Type);
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+fn heritage(cx: &mut Cx, node: Node, kind: RefKind) {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    for child in children {
+        type_ref(cx, child, kind);
+    }
+}
+
+fn type_ref(cx: &mut Cx, node: Node, kind: RefKind) {
+    match node.kind() {
+        "type_identifier" => {
+            let name = cx.text(node);
+            cx.reference(kind, name, None, node);
+        }
+        "scoped_type_identifier" => {
+            let path = cx.field_text(node, "path");
+            let name = cx.field_text(node, "name").unwrap_or_default();
+            cx.reference(kind, name, path, node);
+        }
+        "generic_type" => {
+            if let Some(t) = node.child_by_field_name("type") {
+                type_ref(cx, t, kind);
+            }
+            if let Some(args) = node.child_by_field_name("type_arguments") {
+                cx.children(args, visit);
+            }
+        }
+        _ => cx.children(node, visit),
+    }
+}
+
+fn call(cx: &mut Cx, func: Node) {
+    match func.kind() {
+        "identifier" => {
+            let name = cx.text(func);
+            cx.reference(RefKind::Call, name, None, func);
+        }
+        "field_expression" => {
+            let name = cx.field_text(func, "field").unwrap_or_default();
+            let receiver = func.child_by_field_name("value").map(|v| match v.kind() {
+                "identifier" | "self" | "field_expression" | "scoped_identifier" => cx.text(v),
+                _ => String::new(),
+            });
+            cx.reference(RefKind::Call, name, receiver, func);
+        }
+        "scoped_identifier" => {
+            let name = cx.field_text(func, "name").unwrap_or_default();
+            let path = func.child_by_field_name("path").map(|p| {
+                let text = cx.text(p);
+                // `Vec::<T>::new` / `Foo::<T>::bar`: drop turbofish generics from the path.
+                match text.find("::<") {
+                    Some(i) => text[..i].to_string(),
+                    None => text,
+                }
+            });
+            cx.reference(RefKind::Call, name, path, func);
+        }
+        "generic_function" => {
+            if let Some(inner) = func.child_by_field_name("function") {
+                call(cx, inner);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The type of `let x = Foo::new()` / `Foo { .. }` / `Foo(..)`, when it shows.
+fn value_type(cx: &Cx, value: Node) -> Option<String> {
+    match value.kind() {
+        "struct_expression" => value.child_by_field_name("name").map(|n| cx.text(n)),
+        "call_expression" => {
+            let func = value.child_by_field_name("function")?;
+            match func.kind() {
+                "scoped_identifier" => {
+                    let path = cx.field_text(func, "path")?;
+                    let last = path.rsplit("::").next().unwrap_or(&path).to_string();
+                    last.chars().next().is_some_and(char::is_uppercase).then_some(last)
+                }
+                _ => None,
+            }
+        }
+        "reference_expression" => value
+            .child_by_field_name("value")
+            .and_then(|v| value_type(cx, v)),
+        _ => None,
+    }
+}
+
+/// Flattens a use tree into (path, local name, wildcard) triples.
+fn flatten_use(cx: &Cx, node: Node, prefix: &str, out: &mut Vec<(String, String, bool)>) {
+    let join = |p: &str, s: &str| {
+        if p.is_empty() {
+            s.to_string()
+        } else {
+            format!("{p}::{s}")
+        }
+    };
+    match node.kind() {
+        "identifier" | "scoped_identifier" | "self" | "crate" | "super" => {
+            let path = join(prefix, &cx.text(node));
+            let local = path.rsplit("::").next().unwrap_or(&path).to_string();
+            // `use a::b::{self}` binds `b`.
+            let (path, local) = match path.strip_suffix("::self") {
+                Some(p) => (p.to_string(), p.rsplit("::").next().unwrap_or(p).to_string()),
+                None => (path.clone(), local),
+            };
+            out.push((path, local, false));
+        }
+        "use_as_clause" => {
+            let path = join(prefix, &cx.field_text(node, "path").unwrap_or_default());
+            let alias = cx.field_text(node, "alias").unwrap_or_default();
+            out.push((path, alias, false));
+        }
+        "use_wildcard" => {
+            let text = cx.text(node);
+            let path = join(prefix, text.trim_end_matches("::*").trim_end_matches('*'));
+            out.push((path.trim_end_matches("::").to_string(), String::new(), true));
+        }
+        "scoped_use_list" => {
+            let path = join(prefix, &cx.field_text(node, "path").unwrap_or_default());
+            if let Some(list) = node.child_by_field_name("list") {
+                flatten_use(cx, list, &path, out);
+            }
+        }
+        "use_list" => {
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                flatten_use(cx, child, prefix, out);
+            }
+        }
+        _ => {}
+    }
+}

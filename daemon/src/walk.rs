@@ -1,0 +1,253 @@
+//! Stage 1: the files of a repository.
+//!
+//! Invariant: every file under the root is either returned as a [`SourceFile`] or reported once
+//! in [`WalkReport::skipped`] with its reason (files of unknown languages are not reported: they
+//! are simply not source). Nothing outside the root is ever read: symlinks are not followed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::model::Lang;
+
+/// Directories that hold vendored or generated code, never the project's own.
+const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    "vendor",
+    "third_party",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".next",
+    ".nuxt",
+    "coverage",
+    "bower_components",
+    ".gradle",
+    ".idea",
+    "site-packages",
+];
+
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Files above this many bytes are skipped.
+    pub max_file_bytes: u64,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            max_file_bytes: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    TooLarge,
+    Binary,
+    Minified,
+    Generated,
+    Unreadable,
+    SymlinkOutside,
+}
+
+impl SkipReason {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SkipReason::TooLarge => "too large",
+            SkipReason::Binary => "binary",
+            SkipReason::Minified => "minified",
+            SkipReason::Generated => "generated",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::SymlinkOutside => "symlink",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Relative, `/`-separated.
+    pub path: String,
+    pub lang: Lang,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+pub struct WalkReport {
+    pub files: Vec<SourceFile>,
+    /// (path, language if known, reason)
+    pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
+    /// Walk errors (loops, permission denied on directories), as text.
+    pub errors: Vec<String>,
+}
+
+impl WalkReport {
+    pub fn skipped_by_reason(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        for (_, _, reason) in &self.skipped {
+            *counts.entry(reason.name()).or_insert(0) += 1;
+        }
+        counts
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    #[error("repository path {0} does not exist")]
+    Missing(PathBuf),
+    #[error("repository path {0} is not a directory")]
+    NotADirectory(PathBuf),
+}
+
+/// Walks `root`, honouring .gitignore, .ignore and .fittokignore, and reads every source file.
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
+    if !root.exists() {
+        return Err(WalkError::Missing(root.to_path_buf()));
+    }
+    if !root.is_dir() {
+        return Err(WalkError::NotADirectory(root.to_path_buf()));
+    }
+    let mut report = WalkReport::default();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .add_custom_ignore_filename(".fittokignore")
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && SKIPPED_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                report.errors.push(err.to_string());
+                continue;
+            }
+        };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        let rel = match entry.path().strip_prefix(root) {
+            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+            Err(_) => continue,
+        };
+        let Some(lang) = Lang::from_path(&rel) else {
+            continue;
+        };
+        if file_type.is_symlink() {
+            // Never follow: a link may point outside the root or into a loop.
+            report
+                .skipped
+                .push((rel, Some(lang), SkipReason::SymlinkOutside));
+            continue;
+        }
+        if !file_type.is_file() {
+            continue;
+        }
+        if is_generated_name(&rel) {
+            report.skipped.push((rel, Some(lang), SkipReason::Generated));
+            continue;
+        }
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > opts.max_file_bytes {
+            report.skipped.push((rel, Some(lang), SkipReason::TooLarge));
+            continue;
+        }
+        let bytes = match std::fs::read(entry.path()) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                tracing::debug!(path = %rel, %err, "unreadable file");
+                report.skipped.push((rel, Some(lang), SkipReason::Unreadable));
+                continue;
+            }
+        };
+        if let Some(reason) = classify_content(&bytes, lang) {
+            report.skipped.push((rel, Some(lang), reason));
+            continue;
+        }
+        report.files.push(SourceFile {
+            path: rel,
+            lang,
+            bytes,
+        });
+    }
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    report.skipped.sort();
+    Ok(report)
+}
+
+fn is_generated_name(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.contains(".min.")
+        || file.ends_with(".bundle.js")
+        || file.ends_with("_pb2.py")
+        || file.ends_with(".pb.go")
+        || file.ends_with("_generated.go")
+        || file.ends_with(".generated.ts")
+}
+
+/// Why a file's content disqualifies it, if it does: NUL bytes mean binary; very long lines in
+/// scripts mean a minified bundle; a generated-code banner means generated.
+pub fn classify_content(bytes: &[u8], lang: Lang) -> Option<SkipReason> {
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return Some(SkipReason::Binary);
+    }
+    if matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) && bytes.len() > 4096 {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+        if bytes.len() / lines > 300 {
+            return Some(SkipReason::Minified);
+        }
+    }
+    let banner = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
+    if banner.contains("code generated") && banner.contains("do not edit")
+        || banner.contains("@generated")
+        || banner.contains("autogenerated file. do not edit")
+    {
+        return Some(SkipReason::Generated);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_minified_generated_by_content() {
+        assert_eq!(
+            classify_content(b"abc\0def", Lang::Python),
+            Some(SkipReason::Binary)
+        );
+        let minified = "var a=1;".repeat(2000);
+        assert_eq!(
+            classify_content(minified.as_bytes(), Lang::JavaScript),
+            Some(SkipReason::Minified)
+        );
+        assert_eq!(
+            classify_content(
+                b"// Code generated by protoc-gen-go. DO NOT EDIT.\npackage x\n",
+                Lang::Go
+            ),
+            Some(SkipReason::Generated)
+        );
+        assert_eq!(classify_content(b"def f():\n    pass\n", Lang::Python), None);
+    }
+}
