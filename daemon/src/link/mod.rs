@@ -73,6 +73,8 @@ pub struct Graph {
     /// File → file import edges, sorted and deduplicated.
     pub imports: Vec<(u32, u32)>,
     pub stats: Vec<FileStats>,
+    /// (file, reference index) of every reference that did not resolve.
+    pub unresolved: Vec<(u32, u32)>,
     /// Outgoing and incoming edge indices per node.
     pub out_edges: Vec<Vec<u32>>,
     pub in_edges: Vec<Vec<u32>>,
@@ -164,6 +166,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     let symbols = resolve::Symbols::build(&g);
     let mut edges = Vec::new();
     let mut imports = Vec::new();
+    let mut unresolved = Vec::new();
     let mut stats = vec![FileStats::default(); g.files.len()];
     for (fi, f) in g.files.iter().enumerate() {
         let fi = fi as u32;
@@ -192,10 +195,11 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
                 }
             }
         }
-        for r in &f.references {
+        for (ri, r) in f.references.iter().enumerate() {
             s.references += 1;
             let targets = scope.resolve(r);
             if targets.is_empty() {
+                unresolved.push((fi, ri as u32));
                 continue;
             }
             s.resolved += 1;
@@ -229,6 +233,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     g.edges = edges;
     g.imports = imports;
     g.stats = stats;
+    g.unresolved = unresolved;
     g
 }
 

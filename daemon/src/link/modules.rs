@@ -19,6 +19,7 @@ pub struct ModuleIndex {
     rust: HashMap<(String, String), Vec<u32>>,
     /// Rust crate root dirs by their crate-ish name (`grep_searcher`, `searcher`).
     rust_crates: HashMap<String, Vec<String>>,
+    rust_roots: Vec<String>,
 }
 
 pub fn dir_of(path: &str) -> &str {
@@ -32,23 +33,47 @@ fn strip_ext(path: &str) -> &str {
     }
 }
 
-/// (crate root, module path) of a Rust file: `crates/x/src/a/b.rs` → (`crates/x/src`, `a::b`).
-pub fn rust_module(path: &str) -> (String, String) {
-    let (root, rel) = match path.rfind("src/") {
-        Some(i) if i == 0 || path.as_bytes()[i - 1] == b'/' => (&path[..i + 3], &path[i + 4..]),
-        _ => (dir_of(path), path.rsplit('/').next().unwrap_or(path)),
-    };
+/// (crate root, module path) of a Rust file. The crate root is the nearest ancestor directory
+/// holding a `lib.rs` or `main.rs` (`crates/x/src`, or `crates/core` without a `src/`):
+/// `crates/x/src/a/b.rs` → (`crates/x/src`, `a::b`).
+pub fn rust_module(path: &str, roots: &[String]) -> (String, String) {
+    let root = roots
+        .iter()
+        .filter(|r| r.is_empty() || path.starts_with(&format!("{r}/")))
+        .max_by_key(|r| r.len())
+        .cloned()
+        .unwrap_or_else(|| dir_of(path).to_string());
+    let rel = if root.is_empty() { path } else { &path[root.len() + 1..] };
     let rel = strip_ext(rel);
     let mut segs: Vec<&str> = rel.split('/').collect();
-    if matches!(segs.last(), Some(&"mod") | Some(&"lib") | Some(&"main")) {
+    if segs.len() == 1 && matches!(segs[0], "lib" | "main") || segs.last() == Some(&"mod") {
         segs.pop();
     }
-    (root.to_string(), segs.join("::"))
+    (root, segs.join("::"))
+}
+
+/// Directories that are Rust crate roots: they hold `lib.rs` or `main.rs`.
+fn rust_roots(files: &[std::sync::Arc<ParsedFile>]) -> Vec<String> {
+    let mut roots: Vec<String> = files
+        .iter()
+        .filter(|f| f.lang == Lang::Rust)
+        .filter(|f| {
+            let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+            name == "lib.rs" || name == "main.rs"
+        })
+        .map(|f| dir_of(&f.path).to_string())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
 }
 
 impl ModuleIndex {
     pub fn build(files: &[std::sync::Arc<ParsedFile>]) -> Self {
-        let mut ix = ModuleIndex::default();
+        let mut ix = ModuleIndex {
+            rust_roots: rust_roots(files),
+            ..ModuleIndex::default()
+        };
         for (i, f) in files.iter().enumerate() {
             let i = i as u32;
             match f.lang {
@@ -82,9 +107,9 @@ impl ModuleIndex {
                         .push(i);
                 }
                 Lang::Rust => {
-                    let (root, module) = rust_module(&f.path);
+                    let (root, module) = rust_module(&f.path, &ix.rust_roots);
                     if module.is_empty() {
-                        let crate_dir = root.strip_suffix("/src").unwrap_or("");
+                        let crate_dir = root.strip_suffix("/src").unwrap_or(&root);
                         let name = crate_dir.rsplit('/').next().unwrap_or(crate_dir);
                         if !name.is_empty() {
                             let norm = name.replace('-', "_");
@@ -208,7 +233,7 @@ impl ModuleIndex {
     }
 
     fn rust_path(&self, from: &str, path: &str) -> Vec<u32> {
-        let (root, module) = rust_module(from);
+        let (root, module) = rust_module(from, &self.rust_roots);
         let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
         let mut base: Vec<String> = Vec::new();
         let mut roots = vec![root.clone()];
@@ -277,11 +302,13 @@ mod tests {
 
     #[test]
     fn rust_module_paths() {
-        assert_eq!(rust_module("src/lib.rs"), ("src".into(), "".into()));
+        let roots = vec!["src".to_string(), "crates/core".to_string()];
+        assert_eq!(rust_module("src/lib.rs", &roots), ("src".into(), "".into()));
         assert_eq!(
-            rust_module("crates/core/src/a/mod.rs"),
-            ("crates/core/src".into(), "a".into())
+            rust_module("crates/core/flags/mod.rs", &roots),
+            ("crates/core".into(), "flags".into())
         );
-        assert_eq!(rust_module("src/a/b.rs"), ("src".into(), "a::b".into()));
+        assert_eq!(rust_module("src/a/b.rs", &roots), ("src".into(), "a::b".into()));
+        assert_eq!(rust_module("tests/it.rs", &roots), ("tests".into(), "it".into()));
     }
 }

@@ -111,9 +111,9 @@ impl<'a> FileScope<'a> {
                 scope.wildcard_files.extend(files.iter().copied());
             }
             for (name, alias) in &imp.names {
-                let mut defs = scope.top_level(&files, name);
+                let mut defs = scope.exported(&files, name);
                 if defs.is_empty() && name == "default" {
-                    defs = scope.top_level(&files, alias);
+                    defs = scope.exported(&files, alias);
                 }
                 let mut binding = Binding {
                     defs,
@@ -165,6 +165,46 @@ impl<'a> FileScope<'a> {
                     && def.kind != DefKind::Method
             })
             .collect()
+    }
+
+    /// What a module exports under `name`: its own top-level definition, or one it re-exports
+    /// (`from .api import get` in `__init__.py`, `export { x } from './x'`, `pub use a::X`).
+    fn exported(&self, files: &[u32], name: &str) -> Vec<u32> {
+        let mut seen = HashSet::new();
+        self.exported_from(files, name, 0, &mut seen)
+    }
+
+    fn exported_from(
+        &self,
+        files: &[u32],
+        name: &str,
+        depth: u8,
+        seen: &mut HashSet<(u32, String)>,
+    ) -> Vec<u32> {
+        let own = self.top_level(files, name);
+        if !own.is_empty() || depth >= 3 {
+            return own;
+        }
+        let mut out = Vec::new();
+        for &fi in files {
+            if !seen.insert((fi, name.to_string())) {
+                continue;
+            }
+            let f = &self.g.files[fi as usize];
+            for imp in &f.imports {
+                let original = imp
+                    .names
+                    .iter()
+                    .find(|(_, alias)| alias == name)
+                    .map(|(n, _)| n.as_str())
+                    .or(imp.wildcard.then_some(name));
+                if let Some(original) = original {
+                    let targets = self.modules.resolve(f, &imp.module);
+                    out.extend(self.exported_from(&targets, original, depth + 1, seen));
+                }
+            }
+        }
+        out
     }
 
     fn same_family(&self, node: u32) -> bool {
@@ -254,7 +294,7 @@ impl<'a> FileScope<'a> {
         if !pkg.is_empty() {
             return pkg;
         }
-        let wild = self.top_level(&self.wildcard_files, name);
+        let wild = self.exported(&self.wildcard_files, name);
         if !wild.is_empty() {
             return wild;
         }
@@ -357,7 +397,7 @@ impl<'a> FileScope<'a> {
         }
         // An imported module or type.
         if let Some(b) = self.bindings.get(recv) {
-            let mut out = self.top_level(&b.files, name);
+            let mut out = self.exported(&b.files, name);
             for &d in &b.defs {
                 out.extend(self.members_of(&self.g.def(d).name, name));
             }
@@ -391,7 +431,7 @@ impl<'a> FileScope<'a> {
         if sep == "::" {
             let f = &self.g.files[self.file as usize];
             let files = self.modules.resolve(f, recv);
-            let out = self.top_level(&files, name);
+            let out = self.exported(&files, name);
             if !out.is_empty() {
                 return out;
             }

@@ -7,6 +7,7 @@
 //! Each language is one module with a `visit` function over tree-sitter nodes; the shared
 //! machinery (scopes, local type bindings, docs, signatures) lives in [`Cx`].
 
+mod builtins;
 mod go;
 mod java;
 mod js;
@@ -275,7 +276,7 @@ impl<'f, 's> Cx<'f, 's> {
     }
 
     pub fn reference(&mut self, kind: RefKind, name: String, receiver: Option<String>, node: Node) {
-        if name.is_empty() {
+        if name.is_empty() || receiver.is_none() && builtins::is_builtin(self.lang(), &name) {
             return;
         }
         let receiver_type = receiver.as_deref().and_then(|r| self.lookup(r));

@@ -199,14 +199,23 @@ fn assignment(cx: &mut Cx, node: Node) {
         let ty_text = cx.text(ty);
         cx.bind(left_text.clone(), super::base_type_name(&ty_text).to_string());
     }
-    // Module-level constants: `NAME = ...` in upper case, outside any definition.
+    // Module-level constants (`NAME = ...` in upper case) and type aliases
+    // (`X: TypeAlias = ...`, `T = TypeVar(...)`), outside any definition.
     if cx.scope().is_none()
         && left.kind() == "identifier"
         && node.parent().is_some_and(|p| p.kind() == "expression_statement")
-        && is_constant_name(&left_text)
     {
-        if let Some(stmt) = node.parent() {
-            cx.define(stmt, left_text, DefKind::Constant, None);
+        let annotation = cx.field_text(node, "type").unwrap_or_default();
+        let value = cx.text(right);
+        let kind = if annotation.ends_with("TypeAlias") || value.starts_with("TypeVar(") {
+            Some(DefKind::TypeAlias)
+        } else if is_constant_name(&left_text) {
+            Some(DefKind::Constant)
+        } else {
+            None
+        };
+        if let (Some(kind), Some(stmt)) = (kind, node.parent()) {
+            cx.define(stmt, left_text, kind, None);
         }
     }
 }

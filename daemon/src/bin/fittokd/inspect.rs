@@ -141,3 +141,31 @@ pub fn json(repo: &RepoGraph) -> String {
     s.push('\n');
     s
 }
+
+/// The most frequent unresolved references, per language: where resolution has work left.
+pub fn unresolved(repo: &RepoGraph, n: usize) -> String {
+    let g = &repo.graph;
+    let mut counts: BTreeMap<(Lang, String), usize> = BTreeMap::new();
+    for &(fi, ri) in &g.unresolved {
+        let f = &g.files[fi as usize];
+        let r = &f.references[ri as usize];
+        let key = match &r.receiver {
+            Some(recv) => format!("{:?} {recv}.{}", r.kind, r.name),
+            None => format!("{:?} {}", r.kind, r.name),
+        };
+        *counts.entry((f.lang, key)).or_default() += 1;
+    }
+    let mut by_lang: BTreeMap<Lang, Vec<(usize, String)>> = BTreeMap::new();
+    for ((lang, key), c) in counts {
+        by_lang.entry(lang).or_default().push((c, key));
+    }
+    let mut out = String::new();
+    for (lang, mut v) in by_lang {
+        v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let _ = writeln!(out, "\nunresolved in {}:", lang.name());
+        for (c, key) in v.into_iter().take(n) {
+            let _ = writeln!(out, "  {c:6} {key}");
+        }
+    }
+    out
+}

@@ -26,6 +26,9 @@ enum Command {
         /// Skip files larger than this many bytes.
         #[arg(long, default_value_t = 1024 * 1024)]
         max_file_bytes: u64,
+        /// Also list the N most frequent unresolved references (receiver and name).
+        #[arg(long, value_name = "N")]
+        unresolved: Option<usize>,
     },
 }
 
@@ -43,6 +46,7 @@ fn main() -> anyhow::Result<()> {
             path,
             json,
             max_file_bytes,
+            unresolved,
         } => {
             let opts = fittok_engine::walk::WalkOptions { max_file_bytes };
             let repo = fittok_engine::repo::build(&path, &opts)
@@ -53,6 +57,9 @@ fn main() -> anyhow::Result<()> {
                 inspect::text(&repo)
             };
             print!("{out}");
+            if let Some(n) = unresolved {
+                print!("{}", inspect::unresolved(&repo, n));
+            }
         }
     }
     Ok(())
