@@ -4,8 +4,16 @@
 //! rank → render; [`repo`] runs the first three over a whole repository. See ARCHITECTURE.md
 //! for the invariants of each.
 
+pub mod engine;
+pub mod index;
 pub mod link;
 pub mod model;
 pub mod parse;
+pub mod rank;
+pub mod render;
 pub mod repo;
+pub mod tokens;
 pub mod walk;
+
+pub use engine::{Engine, EngineError, Query};
+pub use render::Answer;

@@ -55,6 +55,14 @@ pub fn parse_all(files: &[SourceFile]) -> Vec<Arc<ParsedFile>> {
 }
 
 pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
+    build_with_sources(root, opts).map(|(repo, _)| repo)
+}
+
+/// Builds the graph and keeps every file's bytes, aligned with `graph.files`.
+pub fn build_with_sources(
+    root: &Path,
+    opts: &WalkOptions,
+) -> Result<(RepoGraph, crate::index::Sources), WalkError> {
     let t0 = Instant::now();
     let mut report = walk(root, opts)?;
     let t1 = Instant::now();
@@ -62,11 +70,18 @@ pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
     let t2 = Instant::now();
     let graph = link(parsed);
     let t3 = Instant::now();
-    // Keep the bytes out of the report once parsed; rendering reads them from the graph's files.
-    for f in &mut report.files {
-        f.bytes = Vec::new();
-    }
-    Ok(RepoGraph {
+    // Move the bytes out of the report, aligned with the graph's (path-sorted) files.
+    let mut by_path: std::collections::HashMap<String, Arc<[u8]>> = report
+        .files
+        .iter_mut()
+        .map(|f| (f.path.clone(), Arc::from(std::mem::take(&mut f.bytes))))
+        .collect();
+    let sources = graph
+        .files
+        .iter()
+        .map(|f| by_path.remove(&f.path).unwrap_or_else(|| Arc::from(Vec::new())))
+        .collect();
+    let repo = RepoGraph {
         root: root.to_path_buf(),
         graph,
         walk: report,
@@ -75,5 +90,6 @@ pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
             parse: t2 - t1,
             link: t3 - t2,
         },
-    })
+    };
+    Ok((repo, sources))
 }

@@ -30,6 +30,47 @@ enum Command {
         #[arg(long, value_name = "N")]
         unresolved: Option<usize>,
     },
+    /// Answer a question about a repository in process: the code that answers it, within a
+    /// token budget.
+    Query {
+        path: PathBuf,
+        question: String,
+        /// Token budget for the whole answer; 0 = no cap (the relevance cliff decides).
+        /// FITTOK_MAX_BUDGET caps it.
+        #[arg(long, default_value_t = 0)]
+        budget: usize,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Count tokens with o200k instead of cl100k.
+        #[arg(long)]
+        o200k: bool,
+    },
+    /// Print the whole source of ids from an answer (`path#Qualified.name` or `path:10-40`).
+    Expand {
+        path: PathBuf,
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+}
+
+/// The effective budget: the request, capped by FITTOK_MAX_BUDGET when that is set and > 0.
+fn effective_budget(requested: usize) -> usize {
+    let cap = std::env::var("FITTOK_MAX_BUDGET")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    match (requested, cap) {
+        (r, 0) => r,
+        (0, c) => c,
+        (r, c) => r.min(c),
+    }
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name)
+        .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        .unwrap_or(false)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -60,6 +101,37 @@ fn main() -> anyhow::Result<()> {
             if let Some(n) = unresolved {
                 print!("{}", inspect::unresolved(&repo, n));
             }
+        }
+        Command::Query {
+            path,
+            question,
+            budget,
+            json,
+            o200k,
+        } => {
+            let engine = fittok_engine::Engine::open(&path)
+                .with_context(|| format!("cannot index {}", path.display()))?;
+            let query = fittok_engine::Query {
+                question,
+                budget: effective_budget(budget),
+                encoding: if o200k {
+                    fittok_engine::tokens::Encoding::O200k
+                } else {
+                    fittok_engine::tokens::Encoding::Cl100k
+                },
+                show_savings: env_flag("FITTOK_SHOW_SAVINGS"),
+            };
+            let answer = engine.query(&query);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                print!("{}", answer.text);
+            }
+        }
+        Command::Expand { path, ids } => {
+            let engine = fittok_engine::Engine::open(&path)
+                .with_context(|| format!("cannot index {}", path.display()))?;
+            print!("{}", engine.expand(&ids)?);
         }
     }
     Ok(())

@@ -1,0 +1,143 @@
+//! A BM25 inverted index over documents identified by dense ids.
+//!
+//! Writer: [`Bm25Builder`] collects term frequencies; [`Bm25Builder::finish`] freezes them into
+//! a [`Bm25`] reader with postings per term. Scoring accumulates into a dense array, which at
+//! tens of thousands of documents costs well under a millisecond per query term.
+
+use std::collections::HashMap;
+
+use super::tokenize::for_each_token;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+#[derive(Default)]
+pub struct Bm25Builder {
+    terms: HashMap<String, u32>,
+    postings: Vec<Vec<(u32, u32)>>,
+    doc_len: Vec<u32>,
+}
+
+impl Bm25Builder {
+    /// Adds the next document (ids are assigned in order: the n-th call is document n).
+    pub fn add(&mut self, text: &str) -> u32 {
+        let doc = self.doc_len.len() as u32;
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        let mut len = 0;
+        for_each_token(text, |t| {
+            *counts.entry(t.to_string()).or_default() += 1;
+            len += 1;
+        });
+        for (term, tf) in counts {
+            let next = self.postings.len() as u32;
+            let id = *self.terms.entry(term).or_insert(next);
+            if id as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+            }
+            self.postings[id as usize].push((doc, tf));
+        }
+        self.doc_len.push(len);
+        doc
+    }
+
+    pub fn finish(self) -> Bm25 {
+        let n = self.doc_len.len().max(1) as f32;
+        let avgdl = self.doc_len.iter().map(|&l| l as f32).sum::<f32>() / n;
+        let idf = self
+            .postings
+            .iter()
+            .map(|p| {
+                let df = p.len() as f32;
+                ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+            })
+            .collect();
+        let norm = self
+            .doc_len
+            .iter()
+            .map(|&l| K1 * (1.0 - B + B * l as f32 / avgdl.max(1.0)))
+            .collect();
+        Bm25 {
+            terms: self.terms,
+            postings: self.postings,
+            idf,
+            norm,
+        }
+    }
+}
+
+pub struct Bm25 {
+    terms: HashMap<String, u32>,
+    postings: Vec<Vec<(u32, u32)>>,
+    idf: Vec<f32>,
+    /// k1 · (1 − b + b · len / avgdl) per document.
+    norm: Vec<f32>,
+}
+
+impl Bm25 {
+    pub fn len(&self) -> usize {
+        self.norm.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.norm.is_empty()
+    }
+
+    pub fn idf(&self, term: &str) -> Option<f32> {
+        self.terms.get(term).map(|&t| self.idf[t as usize])
+    }
+
+    /// Scores every document against weighted query terms; returns the dense score array.
+    pub fn score(&self, query: &[(String, f32)]) -> Vec<f32> {
+        let mut scores = vec![0.0f32; self.norm.len()];
+        for (term, weight) in query {
+            let Some(&t) = self.terms.get(term) else {
+                continue;
+            };
+            let idf = self.idf[t as usize] * weight;
+            for &(doc, tf) in &self.postings[t as usize] {
+                let tf = tf as f32;
+                scores[doc as usize] += idf * tf * (K1 + 1.0) / (tf + self.norm[doc as usize]);
+            }
+        }
+        scores
+    }
+}
+
+/// Query terms with their weights: repeated terms count, with saturation (a term said five
+/// times in an issue matters more than one said once, but not five times more).
+pub fn query_terms(text: &str) -> Vec<(String, f32)> {
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    let mut order = Vec::new();
+    for_each_token(text, |t| {
+        let c = counts.entry(t.to_string()).or_default();
+        if *c == 0 {
+            order.push(t.to_string());
+        }
+        *c += 1;
+    });
+    order
+        .into_iter()
+        .map(|t| {
+            let qtf = counts[&t] as f32;
+            (t, 2.0 * qtf / (1.0 + qtf))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_matching_document_first() {
+        let mut b = Bm25Builder::default();
+        b.add("def parse_config(path): read the configuration file");
+        b.add("def send_request(url): open a socket and send bytes");
+        b.add("def unrelated(): pass");
+        let ix = b.finish();
+        let s = ix.score(&query_terms("how is the config parsed?"));
+        assert!(s[0] > s[1] && s[0] > s[2], "{s:?}");
+        let s = ix.score(&query_terms("sendRequest"));
+        assert!(s[1] > 0.0 && s[0] == 0.0);
+    }
+}

@@ -1,0 +1,153 @@
+//! Stage 5: rank every node against a question and fuse the signals.
+//!
+//! Each signal ranks nodes on its own: content BM25, summary BM25, semantic similarity (when
+//! vectors exist) and PageRank personalised on the lexical and semantic hits. Reciprocal rank
+//! fusion (k = 60) combines ranks, so no signal's score scale can dominate. Tests and docs are
+//! demoted unless the question asks for them.
+
+pub mod select;
+
+use crate::index::Index;
+use crate::index::bm25::query_terms;
+use crate::index::pagerank::pagerank;
+use crate::link::Graph;
+use crate::model::DefKind;
+
+/// RRF's constant: ranks 1 and 10 differ by a factor of about 1.15, not 10.
+const RRF_K: f32 = 60.0;
+/// How deep each signal's ranking goes into the candidate pool.
+const SIGNAL_DEPTH: usize = 150;
+/// Nodes from the personalised PageRank that join the pool (neighbours of the best hits).
+const GRAPH_DEPTH: usize = 40;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SignalRanks {
+    pub content: Option<u32>,
+    pub summary: Option<u32>,
+    pub semantic: Option<u32>,
+    pub graph: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Ranked {
+    pub node: u32,
+    pub score: f32,
+    pub ranks: SignalRanks,
+}
+
+/// What the question asks for beyond code.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Intent {
+    pub tests: bool,
+    pub docs: bool,
+}
+
+impl Intent {
+    pub fn of(question: &str) -> Intent {
+        let lower = question.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let count = |set: &[&str]| words.iter().filter(|w| set.contains(w)).count();
+        let tests = count(&["test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures"]);
+        let docs = count(&["doc", "docs", "documentation", "readme", "guide", "documented"]);
+        // A long issue mentions tests in passing; a short question that names them asks.
+        let short = question.len() < 400;
+        Intent {
+            tests: tests >= 3 || (tests >= 1 && short),
+            docs: docs >= 3 || (docs >= 1 && short),
+        }
+    }
+}
+
+/// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
+fn order(scores: &[f32], depth: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..scores.len() as u32)
+        .filter(|&i| scores[i as usize] > 0.0)
+        .collect();
+    let depth = depth.min(v.len());
+    if depth == 0 {
+        return Vec::new();
+    }
+    v.select_nth_unstable_by(depth - 1, |&a, &b| {
+        scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b))
+    });
+    v.truncate(depth);
+    v.sort_by(|&a, &b| scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b)));
+    v
+}
+
+/// Ranks all nodes of `g` for `question`. `semantic` holds cosine similarities per node for
+/// the nodes that have vectors (NaN or missing = no vector yet).
+pub fn rank(g: &Graph, ix: &Index, question: &str, semantic: Option<&[f32]>) -> Vec<Ranked> {
+    let n = g.nodes.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let terms = query_terms(question);
+    let content = order(&ix.content.score(&terms), SIGNAL_DEPTH);
+    let summary = order(&ix.summary.score(&terms), SIGNAL_DEPTH);
+    let semantic = semantic.map(|s| {
+        let clean: Vec<f32> = s.iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect();
+        order(&clean, SIGNAL_DEPTH)
+    });
+
+    // Personalised PageRank, seeded by the query-dependent hits (weighted by their rank), over
+    // edges in both directions: callers and callees of relevant code are relevant.
+    let mut teleport = vec![0.0f32; n];
+    for list in [Some(&content), Some(&summary), semantic.as_ref()].into_iter().flatten() {
+        for (r, &node) in list.iter().take(30).enumerate() {
+            teleport[node as usize] += 1.0 / (r as f32 + 1.0);
+        }
+    }
+    let mut graph_rank = Vec::new();
+    if teleport.iter().any(|&t| t > 0.0) {
+        let mut both = ix.rank_edges.clone();
+        both.extend(ix.rank_edges.iter().map(|&(a, b)| (b, a)));
+        let ppr = pagerank(n, &both, Some(&teleport));
+        // Prefer nodes central in the whole graph among equals.
+        let weighted: Vec<f32> = ppr
+            .iter()
+            .zip(&ix.pagerank)
+            .map(|(p, g)| p * (1.0 + (g * n as f32).ln_1p()))
+            .collect();
+        graph_rank = order(&weighted, SIGNAL_DEPTH);
+    }
+
+    let intent = Intent::of(question);
+    let mut fused: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
+    let mut add = |list: &[u32], depth: usize, set: fn(&mut SignalRanks, u32)| {
+        for (r, &node) in list.iter().take(depth).enumerate() {
+            let e = fused.entry(node).or_insert(Ranked {
+                node,
+                score: 0.0,
+                ranks: SignalRanks::default(),
+            });
+            e.score += 1.0 / (RRF_K + r as f32 + 1.0);
+            set(&mut e.ranks, r as u32 + 1);
+        }
+    };
+    add(&content, SIGNAL_DEPTH, |s, r| s.content = Some(r));
+    add(&summary, SIGNAL_DEPTH, |s, r| s.summary = Some(r));
+    if let Some(sem) = &semantic {
+        add(sem, SIGNAL_DEPTH, |s, r| s.semantic = Some(r));
+    }
+    add(&graph_rank, GRAPH_DEPTH, |s, r| s.graph = Some(r));
+
+    let mut out: Vec<Ranked> = fused
+        .into_values()
+        .map(|mut r| {
+            let def = g.def(r.node);
+            if def.is_test && !intent.tests {
+                r.score *= 0.3;
+            }
+            if def.kind == DefKind::Section && !intent.docs {
+                r.score *= 0.3;
+            }
+            r
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    out
+}

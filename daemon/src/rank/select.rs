@@ -1,0 +1,205 @@
+//! Selection: ranked nodes → the blocks that fit the budget.
+//!
+//! Invariants: the blocks' tokens never exceed the budget given; a node never appears twice,
+//! nor inside a container already shown whole; a node bigger than the per-node cap is shown
+//! cut (head of a function, outline of a container), never dropped for its size; if anything
+//! eligible fits, something is returned.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Ranked;
+use crate::index::Sources;
+use crate::link::{EdgeKind, Graph, dir_of};
+use crate::render::block::{Mode, line_starts, render};
+use crate::tokens::{Encoding, count};
+
+/// Nodes scoring below this fraction of the best are past the relevance cliff.
+pub const CLIFF: f32 = 0.4;
+/// At most this many ranked nodes are looked at.
+const MAX_CONSIDERED: usize = 250;
+/// With no budget, one node's block may take this many tokens before it is cut.
+const UNCAPPED_NODE_CAP: usize = 3000;
+/// With no budget, at most this many blocks.
+const UNCAPPED_MAX_BLOCKS: usize = 24;
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub node: u32,
+    pub mode: Mode,
+    pub text: String,
+    pub tokens: usize,
+    pub score: f32,
+}
+
+pub struct Selection {
+    pub blocks: Vec<Block>,
+    /// Relevant nodes not shown, best first, with their whole-block token loads.
+    pub pointers: Vec<(u32, usize)>,
+}
+
+struct Ctx<'a> {
+    g: &'a Graph,
+    sources: &'a Sources,
+    enc: Encoding,
+    starts: HashMap<u32, Vec<usize>>,
+}
+
+impl Ctx<'_> {
+    fn block(&mut self, node: u32, mode: Mode) -> (String, usize) {
+        let file = self.g.nodes[node as usize].file;
+        let starts = self
+            .starts
+            .entry(file)
+            .or_insert_with(|| line_starts(&self.sources[file as usize]));
+        let text = render(self.g, self.sources, node, mode, starts);
+        let tokens = count(self.enc, &text);
+        (text, tokens)
+    }
+
+    /// The largest head of `node` whose block fits `limit` tokens.
+    fn head_within(&mut self, node: u32, limit: usize) -> Option<(Mode, String, usize)> {
+        let def = self.g.def(node);
+        let total = def.end_line - def.start_line + 1;
+        let (mut lo, mut hi) = (1u32, total);
+        let mut best = None;
+        while lo <= hi {
+            let mid = (lo + hi) / 2;
+            let (text, tokens) = self.block(node, Mode::Head(mid));
+            if tokens <= limit {
+                best = Some((Mode::Head(mid), text, tokens));
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        best
+    }
+}
+
+/// Directory round-robin: one node from each directory (in order of each directory's best
+/// node) before any directory gets a second, so multi-facet questions reach several areas.
+fn round_robin(g: &Graph, ranked: &[Ranked]) -> Vec<Ranked> {
+    let mut buckets: Vec<(String, Vec<Ranked>)> = Vec::new();
+    for r in ranked {
+        let dir = dir_of(&g.file_of(r.node).path).to_string();
+        match buckets.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, b)) => b.push(*r),
+            None => buckets.push((dir, vec![*r])),
+        }
+    }
+    let mut out = Vec::with_capacity(ranked.len());
+    let mut round = 0;
+    while out.len() < ranked.len() {
+        for (_, b) in &buckets {
+            if let Some(r) = b.get(round) {
+                out.push(*r);
+            }
+        }
+        round += 1;
+    }
+    out
+}
+
+fn ancestors(g: &Graph, node: u32) -> impl Iterator<Item = u32> + '_ {
+    std::iter::successors(g.parent(node), move |&p| g.parent(p))
+}
+
+/// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides).
+pub fn select(
+    g: &Graph,
+    sources: &Sources,
+    ranked: &[Ranked],
+    budget: usize,
+    enc: Encoding,
+) -> Selection {
+    let mut cx = Ctx {
+        g,
+        sources,
+        enc,
+        starts: HashMap::new(),
+    };
+    let Some(top) = ranked.first().map(|r| r.score) else {
+        return Selection {
+            blocks: Vec::new(),
+            pointers: Vec::new(),
+        };
+    };
+    let capped = budget > 0;
+    let node_cap = if capped { (budget / 4).max(64) } else { UNCAPPED_NODE_CAP };
+    let above = ranked
+        .iter()
+        .take_while(|r| r.score >= top * CLIFF)
+        .count()
+        .max(1);
+    let mut order = round_robin(g, &ranked[..above]);
+    if capped {
+        order.extend(ranked[above..].iter().take(MAX_CONSIDERED.saturating_sub(above)));
+    }
+
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut shown: HashSet<u32> = HashSet::new();
+    let mut whole: HashSet<u32> = HashSet::new();
+    let mut used = 0usize;
+    for r in order.iter().take(MAX_CONSIDERED) {
+        if !capped && blocks.len() >= UNCAPPED_MAX_BLOCKS {
+            break;
+        }
+        let remaining = if capped { budget.saturating_sub(used) } else { usize::MAX };
+        if capped && remaining < 40 {
+            break;
+        }
+        let node = r.node;
+        if shown.contains(&node) || ancestors(g, node).any(|a| whole.contains(&a)) {
+            continue;
+        }
+        let def = g.def(node);
+        let has_shown_members = def.kind.is_container()
+            && g.targets(node, &[EdgeKind::Contains]).any(|c| shown.contains(&c));
+        let limit = node_cap.min(remaining);
+        let mut choice = None;
+        if !has_shown_members {
+            let (text, tokens) = cx.block(node, Mode::Whole);
+            if tokens <= limit {
+                choice = Some((Mode::Whole, text, tokens));
+            }
+        }
+        if choice.is_none() && def.kind.is_container() {
+            let (text, tokens) = cx.block(node, Mode::Skeleton);
+            if tokens <= limit {
+                choice = Some((Mode::Skeleton, text, tokens));
+            }
+        }
+        if choice.is_none() && (limit >= 120 || blocks.is_empty()) {
+            choice = cx.head_within(node, limit);
+        }
+        let Some((mode, text, tokens)) = choice else {
+            continue;
+        };
+        used += tokens;
+        shown.insert(node);
+        if mode == Mode::Whole {
+            whole.insert(node);
+        }
+        blocks.push(Block {
+            node,
+            mode,
+            text,
+            tokens,
+            score: r.score,
+        });
+    }
+
+    let mut pointers = Vec::new();
+    for r in ranked.iter().take(MAX_CONSIDERED) {
+        if pointers.len() >= 8 {
+            break;
+        }
+        let covered = shown.contains(&r.node) || ancestors(g, r.node).any(|a| whole.contains(&a));
+        if covered {
+            continue;
+        }
+        let (_, tokens) = cx.block(r.node, Mode::Whole);
+        pointers.push((r.node, tokens));
+    }
+    Selection { blocks, pointers }
+}

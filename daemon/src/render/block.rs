@@ -1,0 +1,138 @@
+//! One node's code block: `### path:start-end kind name`, then its lines, numbered, fenced.
+//! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
+
+use crate::index::Sources;
+use crate::link::{EdgeKind, Graph};
+use crate::model::Lang;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Whole,
+    /// Header and member signatures; members in `full` are shown whole.
+    Skeleton,
+    /// The first `n` lines.
+    Head(u32),
+}
+
+pub fn fence_lang(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Python => "python",
+        Lang::JavaScript => "javascript",
+        Lang::TypeScript => "typescript",
+        Lang::Tsx => "tsx",
+        Lang::Java => "java",
+        Lang::Go => "go",
+        Lang::Rust => "rust",
+        Lang::Markdown => "markdown",
+    }
+}
+
+/// The stable id of a node: `path#qualified_name`, with `@line` when the name repeats in the
+/// file.
+pub fn node_id(g: &Graph, node: u32) -> String {
+    let def = g.def(node);
+    let file = g.file_of(node);
+    let dup = file
+        .definitions
+        .iter()
+        .filter(|d| d.qualified_name == def.qualified_name)
+        .count()
+        > 1;
+    if dup {
+        format!("{}#{}@{}", file.path, def.qualified_name, def.start_line)
+    } else {
+        format!("{}#{}", file.path, def.qualified_name)
+    }
+}
+
+/// Byte offsets of line starts in a source.
+pub fn line_starts(src: &[u8]) -> Vec<usize> {
+    let mut v = vec![0];
+    v.extend(
+        src.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    v
+}
+
+/// The text of lines `first..=last` (1-based) of a source.
+pub fn lines_of(src: &[u8], starts: &[usize], first: u32, last: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in first..=last {
+        let i = l as usize - 1;
+        let Some(&s) = starts.get(i) else { break };
+        let e = starts.get(i + 1).copied().unwrap_or(src.len());
+        if s >= src.len() && l > first {
+            break;
+        }
+        let line = String::from_utf8_lossy(&src[s.min(src.len())..e.min(src.len())]);
+        out.push(line.trim_end_matches(['\n', '\r']).to_string());
+    }
+    out
+}
+
+fn push_numbered(out: &mut String, first: u32, lines: &[String]) {
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(&format!("{}\t{}\n", first + i as u32, line));
+    }
+}
+
+/// Renders one node. `starts` are the line starts of the node's file.
+pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usize]) -> String {
+    let nr = g.nodes[node as usize];
+    let def = g.def(node);
+    let file = g.file_of(node);
+    let src = &sources[nr.file as usize];
+    let mut out = String::new();
+    let last = match mode {
+        Mode::Head(n) => (def.start_line + n.max(1) - 1).min(def.end_line),
+        _ => def.end_line,
+    };
+    out.push_str(&format!(
+        "### {}:{}-{} {} {}{}\n```{}\n",
+        file.path,
+        def.start_line,
+        def.end_line,
+        def.kind.name(),
+        def.qualified_name,
+        match mode {
+            Mode::Whole => "",
+            Mode::Skeleton => " (outline)",
+            Mode::Head(_) => " (head)",
+        },
+        fence_lang(file.lang)
+    ));
+    match mode {
+        Mode::Whole | Mode::Head(_) => {
+            push_numbered(&mut out, def.start_line, &lines_of(src, starts, def.start_line, last));
+            if last < def.end_line {
+                out.push_str(&format!(
+                    "… {} more lines: expand {}\n",
+                    def.end_line - last,
+                    node_id(g, node)
+                ));
+            }
+        }
+        Mode::Skeleton => {
+            let mut children: Vec<u32> = g.targets(node, &[EdgeKind::Contains]).collect();
+            children.sort_by_key(|&c| g.def(c).start_line);
+            let header_end = children
+                .first()
+                .map_or(def.end_line, |&c| g.def(c).start_line.saturating_sub(1))
+                .min(def.start_line + 15);
+            push_numbered(&mut out, def.start_line, &lines_of(src, starts, def.start_line, header_end.max(def.start_line)));
+            for c in children {
+                let cd = g.def(c);
+                out.push_str(&format!("{}\t    {} …\n", cd.start_line, cd.signature));
+            }
+            if def.end_line > header_end {
+                push_numbered(&mut out, def.end_line, &lines_of(src, starts, def.end_line, def.end_line));
+            }
+        }
+    }
+    out.push_str("```\n");
+    out
+}
