@@ -17,13 +17,19 @@ pub struct Heading {
 
 /// The headings of a Markdown text, in order, ignoring fenced code.
 pub fn headings(text: &str) -> Vec<Heading> {
+    headings_in_bytes(text.as_bytes())
+}
+
+/// As [`headings`], over raw bytes: offsets count the bytes as they are, even where they are
+/// not UTF-8 (lines are decoded lossily only to be looked at).
+pub fn headings_in_bytes(bytes: &[u8]) -> Vec<Heading> {
     let mut out = Vec::new();
     let mut fence: Option<(char, usize)> = None;
     let mut offset = 0;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut prev_paragraph: Option<(usize, usize, String)> = None;
-    for (i, raw) in lines.iter().enumerate() {
-        let line = raw.trim_end_matches(['\n', '\r']);
+    for (i, raw) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let decoded = String::from_utf8_lossy(raw);
+        let line = decoded.trim_end_matches(['\n', '\r']);
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
         let start = offset;
@@ -95,8 +101,7 @@ fn is_block_start(line: &str) -> bool {
 }
 
 pub(super) fn extract(file: &mut ParsedFile, bytes: &[u8]) {
-    let text = String::from_utf8_lossy(bytes);
-    let hs = headings(&text);
+    let hs = headings_in_bytes(bytes);
     let total_lines = file.lines.max(1);
     let mut stack: Vec<(u8, u32)> = Vec::new();
     for (i, h) in hs.iter().enumerate() {

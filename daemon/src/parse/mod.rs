@@ -162,9 +162,11 @@ impl<'f, 's> Cx<'f, 's> {
             .find(|d| d.kind.is_container())
     }
 
-    /// Whether the innermost scope is a container (so a function here is a method).
+    /// Whether the innermost scope is a type body (so a function here is a method). A module
+    /// or namespace holds functions, not methods.
     pub fn in_container(&self) -> bool {
-        self.scope_def().is_some_and(|d| d.kind.is_container())
+        self.scope_def()
+            .is_some_and(|d| d.kind.is_container() && d.kind != DefKind::Module)
     }
 
     pub fn in_test(&self) -> bool {
@@ -337,7 +339,11 @@ impl<'f, 's> Cx<'f, 's> {
             prev = p.prev_sibling();
         }
         if lines.is_empty() {
-            return None;
+            // `export interface X` keeps its comment above the `export`.
+            return match node.parent() {
+                Some(p) if p.kind() == "export_statement" => self.leading_comment(p),
+                _ => None,
+            };
         }
         lines.reverse();
         let doc = clean_comment(&lines.join("\n"));
@@ -426,11 +432,17 @@ pub fn clean_comment(raw: &str) -> String {
     out.join("\n")
 }
 
-/// A string literal's content: quotes (and Python prefixes) removed.
+/// A string literal's content: quotes (and a Python prefix such as `r`, `b`, `f`) removed.
+/// Text that is not a literal comes back as it is.
 pub fn unquote(s: &str) -> String {
     let s = s.trim();
-    let s = s.trim_start_matches(|c: char| c.is_ascii_alphabetic() && c != '"' && c != '\'');
-    let s = s.trim_start_matches(['"', '\'', '`']);
+    let Some(q) = s.find(['"', '\'', '`']) else {
+        return s.to_string();
+    };
+    if q > 2 || !s[..q].chars().all(|c| c.is_ascii_alphabetic()) {
+        return s.to_string();
+    }
+    let s = s[q..].trim_start_matches(['"', '\'', '`']);
     s.trim_end_matches(['"', '\'', '`']).to_string()
 }
 

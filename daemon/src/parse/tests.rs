@@ -1,0 +1,495 @@
+//! Per-language extraction tests: exact definitions (kind, qualified name, lines, parent,
+//! docs), imports and references, on small sources with the tricky cases.
+
+use super::parse_file;
+use crate::model::{DefKind, Lang, ParsedFile, RefKind};
+
+/// (kind, qualified name, start line, end line, parent's qualified name)
+fn outline(f: &ParsedFile) -> Vec<(DefKind, String, u32, u32, Option<String>)> {
+    f.definitions
+        .iter()
+        .map(|d| {
+            (
+                d.kind,
+                d.qualified_name.clone(),
+                d.start_line,
+                d.end_line,
+                d.parent
+                    .map(|p| f.definitions[p as usize].qualified_name.clone()),
+            )
+        })
+        .collect()
+}
+
+fn find<'a>(f: &'a ParsedFile, qualified: &str) -> &'a crate::model::Definition {
+    f.definitions
+        .iter()
+        .find(|d| d.qualified_name == qualified)
+        .unwrap_or_else(|| panic!("no {qualified} in {:#?}", outline(f)))
+}
+
+fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) -> bool {
+    f.references
+        .iter()
+        .any(|r| r.kind == kind && r.name == name && r.receiver.as_deref() == receiver)
+}
+
+use DefKind::*;
+
+fn o(kind: DefKind, q: &str, a: u32, b: u32, p: Option<&str>) -> (DefKind, String, u32, u32, Option<String>) {
+    (kind, q.to_string(), a, b, p.map(str::to_string))
+}
+
+#[test]
+fn python_definitions() {
+    let src = r#"import os
+from .models import Request as Req, Response
+from . import utils
+
+MAX_RETRIES = 3
+
+def decorator(f):
+    return f
+
+@decorator
+def top(a: int) -> "Req":
+    """Top-level function.
+
+    More text."""
+    def inner():
+        return helper()
+    return inner()
+
+class Session(Base, mixins.Mixin):
+    """A session."""
+
+    def __init__(self):
+        self.adapter = Adapter()
+
+    @property
+    def send(self, req: Req):
+        self.adapter.send(req)
+        utils.to_native(req)
+        return self.merge(req)
+"#;
+    let f = parse_file("pkg/sessions.py", Lang::Python, src.as_bytes());
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Constant, "MAX_RETRIES", 5, 5, None),
+            o(Function, "decorator", 7, 8, None),
+            o(Function, "top", 10, 17, None),
+            o(Function, "top.inner", 15, 16, Some("top")),
+            o(Class, "Session", 19, 29, None),
+            o(Constructor, "Session.__init__", 22, 23, Some("Session")),
+            o(Method, "Session.send", 25, 29, Some("Session")),
+        ]
+    );
+    assert_eq!(find(&f, "top").doc.as_deref(), Some("Top-level function.\nMore text."));
+    assert_eq!(find(&f, "Session").doc.as_deref(), Some("A session."));
+    assert!(find(&f, "top").signature.starts_with("@decorator def top(a: int)"));
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    assert!(has_ref(&f, RefKind::Inherits, Some("mixins"), "Mixin"));
+    assert!(has_ref(&f, RefKind::Call, Some("self"), "merge"));
+    assert!(has_ref(&f, RefKind::Call, Some("utils"), "to_native"));
+    assert!(has_ref(&f, RefKind::Call, None, "helper"));
+    // `req: Req` binds the receiver type for calls on `req`; `self.adapter = Adapter()` too.
+    assert!(f.references.iter().any(|r| r.name == "send"
+        && r.receiver.as_deref() == Some("self.adapter")));
+    let imports: Vec<(&str, Vec<(String, String)>)> = f
+        .imports
+        .iter()
+        .map(|i| (i.module.as_str(), i.names.clone()))
+        .collect();
+    assert_eq!(imports[0].0, "os");
+    assert_eq!(
+        imports[1],
+        (".models", vec![("Request".into(), "Req".into()), ("Response".into(), "Response".into())])
+    );
+    assert_eq!(imports[2], (".", vec![("utils".into(), "utils".into())]));
+}
+
+#[test]
+fn javascript_definitions() {
+    let src = r#"const path = require('path');
+const { join } = require('./util');
+import Router, { route as r } from './router';
+
+export default function createApp(opts) {
+  return new Application(opts);
+}
+
+const handler = async (req, res) => {
+  res.send(join('a', 'b'));
+};
+
+class Application extends EventEmitter {
+  constructor(opts) {
+    super();
+    this.router = new Router();
+  }
+  listen(port) {
+    return this.router.handle(port);
+  }
+}
+
+app.handle = function handle(req) {
+  return r(req);
+};
+
+const obj = new Foo({
+  method() { return 1; },
+});
+"#;
+    let f = parse_file("lib/app.js", Lang::JavaScript, src.as_bytes());
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Function, "createApp", 5, 7, None),
+            o(Function, "handler", 9, 11, None),
+            o(Class, "Application", 13, 21, None),
+            o(Constructor, "Application.constructor", 14, 17, Some("Application")),
+            o(Method, "Application.listen", 18, 20, Some("Application")),
+            o(Function, "handle", 23, 25, None),
+            o(Constant, "obj", 27, 29, None),
+            o(Function, "obj.method", 28, 28, Some("obj")),
+        ]
+    );
+    assert!(has_ref(&f, RefKind::Inherits, None, "EventEmitter"));
+    assert!(has_ref(&f, RefKind::Call, None, "Application"));
+    assert!(has_ref(&f, RefKind::Call, Some("this.router"), "handle"));
+    assert!(has_ref(&f, RefKind::Call, None, "join"));
+    let modules: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
+    assert_eq!(modules, ["path", "./util", "./router"]);
+    assert_eq!(f.imports[0].module_alias.as_deref(), Some("path"));
+    assert_eq!(f.imports[1].names, vec![("join".to_string(), "join".to_string())]);
+    assert_eq!(
+        f.imports[2].names,
+        vec![("default".to_string(), "Router".to_string()), ("route".to_string(), "r".to_string())]
+    );
+}
+
+#[test]
+fn typescript_definitions() {
+    let src = r#"import * as z from "./types";
+
+/** A shape. */
+export interface Shape<T> extends Base {
+  area(): number;
+}
+
+export type Id = string | number;
+
+export enum Color { Red, Green }
+
+export abstract class Square<T> implements Shape<T> {
+  private side: number = 1;
+  area(): number { return this.side * this.side; }
+  static make = (n: Config): Square<number> => z.build(n);
+}
+
+namespace Geometry {
+  export function origin(): Point { return { x: 0 }; }
+}
+"#;
+    let f = parse_file("src/shape.ts", Lang::TypeScript, src.as_bytes());
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Interface, "Shape", 4, 6, None),
+            o(Method, "Shape.area", 5, 5, Some("Shape")),
+            o(TypeAlias, "Id", 8, 8, None),
+            o(Enum, "Color", 10, 10, None),
+            o(Class, "Square", 12, 16, None),
+            o(Method, "Square.area", 14, 14, Some("Square")),
+            o(Method, "Square.make", 15, 15, Some("Square")),
+            o(Module, "Geometry", 18, 20, None),
+            o(Function, "Geometry.origin", 19, 19, Some("Geometry")),
+        ]
+    );
+    assert_eq!(find(&f, "Shape").doc.as_deref(), Some("A shape."));
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    assert!(has_ref(&f, RefKind::Implements, None, "Shape"));
+    assert!(has_ref(&f, RefKind::Type, None, "Config"));
+    assert!(has_ref(&f, RefKind::Call, Some("z"), "build"));
+    assert_eq!(f.imports[0].module_alias.as_deref(), Some("z"));
+
+    let tsx = "export const App = () => <div onClick={() => go()}>hi</div>;\n";
+    let f = parse_file("src/App.tsx", Lang::Tsx, tsx.as_bytes());
+    assert_eq!(outline(&f), vec![o(Function, "App", 1, 1, None)]);
+    assert!(has_ref(&f, RefKind::Call, None, "go"));
+}
+
+#[test]
+fn java_definitions() {
+    let src = r#"package com.example.app;
+
+import java.util.List;
+import com.example.util.Strings;
+
+/** Greets people. */
+public class Greeter extends Base implements Runnable {
+    public static final int MAX = 3;
+    private final Strings strings = new Strings();
+
+    public Greeter(String name) {
+        this.name = name;
+    }
+
+    @Override
+    public void run() {
+        Helper h = new Helper();
+        h.help(strings.trim(name));
+        Runnable r = new Runnable() {
+            public void run() { greet(); }
+        };
+    }
+
+    record Pair(int a, int b) {}
+
+    enum Mode { ON, OFF }
+}
+"#;
+    let f = parse_file("src/main/java/com/example/app/Greeter.java", Lang::Java, src.as_bytes());
+    assert_eq!(f.package.as_deref(), Some("com.example.app"));
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Class, "Greeter", 7, 27, None),
+            o(Constant, "Greeter.MAX", 8, 8, Some("Greeter")),
+            o(Constructor, "Greeter.Greeter", 11, 13, Some("Greeter")),
+            o(Method, "Greeter.run", 15, 22, Some("Greeter")),
+            o(Class, "Greeter.run.anonymous Runnable", 19, 21, Some("Greeter.run")),
+            o(Method, "Greeter.run.anonymous Runnable.run", 20, 20, Some("Greeter.run.anonymous Runnable")),
+            o(Record, "Greeter.Pair", 24, 24, Some("Greeter")),
+            o(Enum, "Greeter.Mode", 26, 26, Some("Greeter")),
+        ]
+    );
+    assert_eq!(find(&f, "Greeter").doc.as_deref(), Some("Greets people."));
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    assert!(has_ref(&f, RefKind::Implements, None, "Runnable"));
+    let help = f.references.iter().find(|r| r.name == "help").expect("help call");
+    assert_eq!(help.receiver_type.as_deref(), Some("Helper"));
+    let trim = f.references.iter().find(|r| r.name == "trim").expect("trim call");
+    assert_eq!(trim.receiver_type.as_deref(), Some("Strings"));
+    assert_eq!(f.imports[1].module, "com.example.util.Strings");
+}
+
+#[test]
+fn go_definitions() {
+    let src = r#"package router
+
+import (
+	"fmt"
+	lg "github.com/acme/app/core/logx"
+)
+
+// MaxDepth bounds nesting.
+const MaxDepth = 8
+
+// Router routes requests.
+type Router struct {
+	*Base
+	trees map[string]*node
+}
+
+type Handler interface {
+	Serve(w Writer)
+}
+
+type HandlerFunc func()
+
+// Handle registers a route.
+func (r *Router) Handle(path string) error {
+	n := newNode()
+	n.insert(path)
+	lg.Info(fmt.Sprint(path))
+	return r.check(path)
+}
+
+func newNode() *node { return &node{} }
+"#;
+    let f = parse_file("core/router/router.go", Lang::Go, src.as_bytes());
+    assert_eq!(f.package.as_deref(), Some("router"));
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Constant, "router.MaxDepth", 9, 9, None),
+            o(Struct, "router.Router", 12, 15, None),
+            o(Interface, "router.Handler", 17, 19, None),
+            o(Method, "router.Handler.Serve", 18, 18, Some("router.Handler")),
+            o(TypeAlias, "router.HandlerFunc", 21, 21, None),
+            o(Method, "Router.Handle", 24, 29, None),
+            o(Function, "router.newNode", 31, 31, None),
+        ]
+    );
+    assert_eq!(find(&f, "router.Router").doc.as_deref(), Some("Router routes requests."));
+    assert_eq!(find(&f, "Router.Handle").doc.as_deref(), Some("Handle registers a route."));
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    let check = f.references.iter().find(|r| r.name == "check").expect("check");
+    assert_eq!(check.receiver_type.as_deref(), Some("Router"));
+    assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
+    assert_eq!(f.imports[1].module, "github.com/acme/app/core/logx");
+    assert_eq!(f.imports[1].module_alias.as_deref(), Some("lg"));
+    assert_eq!(f.imports[0].module_alias.as_deref(), Some("fmt"));
+}
+
+#[test]
+fn rust_definitions() {
+    let src = r#"use std::fmt;
+use crate::search::{Searcher, sink::{Sink as S, self}};
+
+/// A point.
+#[derive(Debug)]
+pub struct Point<T> { x: T }
+
+pub trait Shape: fmt::Debug {
+    fn area(&self) -> f64;
+}
+
+impl<T: fmt::Display> fmt::Display for Point<T> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.x)
+    }
+}
+
+impl<T> Point<T> {
+    /// Makes one.
+    pub fn new(x: T) -> Self {
+        let s = Searcher::new();
+        s.search(Self::check());
+        Point { x }
+    }
+}
+
+macro_rules! square { ($x:expr) => { $x * $x }; }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn works() { super::Point::new(1); }
+}
+"#;
+    let f = parse_file("src/point.rs", Lang::Rust, src.as_bytes());
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Struct, "Point", 6, 6, None),
+            o(Trait, "Shape", 8, 10, None),
+            o(Method, "Shape::area", 9, 9, Some("Shape")),
+            o(Impl, "impl fmt::Display for Point<T>", 12, 16, None),
+            o(Method, "Point::fmt", 13, 15, Some("impl fmt::Display for Point<T>")),
+            o(Impl, "impl Point<T>", 18, 25, None),
+            o(Method, "Point::new", 20, 24, Some("impl Point<T>")),
+            o(Macro, "square", 27, 27, None),
+            o(Module, "tests", 30, 33, None),
+            o(Function, "tests::works", 32, 32, Some("tests")),
+        ]
+    );
+    assert_eq!(find(&f, "Point").doc.as_deref(), Some("A point."));
+    assert_eq!(find(&f, "Point::new").doc.as_deref(), Some("Makes one."));
+    assert!(find(&f, "tests").is_test && find(&f, "tests::works").is_test);
+    assert!(!find(&f, "Point::new").is_test);
+    let search = f.references.iter().find(|r| r.name == "search").expect("search");
+    assert_eq!(search.receiver_type.as_deref(), Some("Searcher"));
+    assert!(has_ref(&f, RefKind::Call, Some("Self"), "check"));
+    assert!(has_ref(&f, RefKind::Implements, Some("fmt"), "Display"));
+    assert!(has_ref(&f, RefKind::Call, Some("super::Point"), "new"));
+    let uses: Vec<(String, Vec<(String, String)>, Option<String>)> = f
+        .imports
+        .iter()
+        .map(|i| (i.module.clone(), i.names.clone(), i.module_alias.clone()))
+        .collect();
+    assert_eq!(
+        uses,
+        vec![
+            ("std".into(), vec![("fmt".into(), "fmt".into())], None),
+            ("crate::search".into(), vec![("Searcher".into(), "Searcher".into())], None),
+            ("crate::search::sink".into(), vec![("Sink".into(), "S".into())], None),
+            ("crate::search".into(), vec![("sink".into(), "sink".into())], None),
+        ]
+    );
+}
+
+#[test]
+fn markdown_sections() {
+    let src = "# Title\n\nintro\n\n## Install\n\n```sh\n# not a heading\n```\n\nSetext\n------\n\ntext\n\n# Second\n";
+    let f = parse_file("README.md", Lang::Markdown, src.as_bytes());
+    assert_eq!(
+        outline(&f),
+        vec![
+            o(Section, "Title", 1, 15, None),
+            o(Section, "Title > Install", 5, 10, Some("Title")),
+            o(Section, "Title > Setext", 11, 15, Some("Title")),
+            o(Section, "Second", 16, 16, None),
+        ]
+    );
+}
+
+#[test]
+fn syntax_errors_yield_definitions_and_diagnostics() {
+    let src = "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass Fine:\n    def m(self): pass\n";
+    let f = parse_file("x.py", Lang::Python, src.as_bytes());
+    assert!(!f.diagnostics.is_empty());
+    assert!(f.definitions.iter().any(|d| d.name == "ok"));
+    assert!(f.definitions.iter().any(|d| d.name == "Fine"));
+}
+
+#[test]
+fn non_utf8_is_parsed_lossily_with_honest_offsets() {
+    let mut src = b"# caf\xe9\ndef f():\n    return '\xff'\n\ndef g():\n    pass\n".to_vec();
+    src.extend_from_slice(b"");
+    let f = parse_file("latin1.py", Lang::Python, &src);
+    assert!(f.lossy);
+    let g = find(&f, "g");
+    assert_eq!(&src[g.start_byte as usize..g.end_byte as usize], b"def g():\n    pass");
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    // A small deterministic generator: xorshift.
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let fragments: &[&[u8]] = &[
+        b"def ", b"class ", b"fn ", b"func ", b"impl ", b"{", b"}", b"(", b")", b":", b"\n",
+        b"    ", b"import ", b"use ", b"=>", b"\"", b"'", b"/*", b"*/", b"#", b"x", b"\xff", b"\0",
+        b"`", b"<", b">", b"::", b".", b";", b"@", b"$", b"\r\n",
+    ];
+    for lang in Lang::ALL {
+        for _ in 0..150 {
+            let len = (next() % 200) as usize;
+            let mut bytes = Vec::new();
+            for _ in 0..len {
+                if next() % 3 == 0 {
+                    bytes.push((next() & 0xff) as u8);
+                } else {
+                    bytes.extend_from_slice(fragments[(next() as usize) % fragments.len()]);
+                }
+            }
+            let f = parse_file("fuzz", lang, &bytes);
+            for d in &f.definitions {
+                assert!(
+                    d.start_byte <= d.end_byte && d.end_byte as usize <= bytes.len(),
+                    "{lang:?} {d:?} in {} bytes: {:?}",
+                    bytes.len(),
+                    String::from_utf8_lossy(&bytes)
+                );
+                assert!(d.start_line <= d.end_line, "{lang:?} {d:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let src = format!("x = {}1{}\n", "(".repeat(5000), ")".repeat(5000));
+    let f = parse_file("deep.py", Lang::Python, src.as_bytes());
+    assert!(f.definitions.is_empty());
+    let js = format!("const a = {}1{};\n", "[".repeat(5000), "]".repeat(5000));
+    parse_file("deep.js", Lang::JavaScript, js.as_bytes());
+}
