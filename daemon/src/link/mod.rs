@@ -285,3 +285,6 @@ pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
     out
 }
 
+
+#[cfg(test)]
+mod tests;

@@ -403,7 +403,7 @@ impl<'a> FileScope<'a> {
             }
             return out;
         }
-        let sep = if recv.contains("::") { "::" } else { "." };
+        let sep = if self.lang == Lang::Rust || recv.contains("::") { "::" } else { "." };
         let last = recv.rsplit(sep).next().unwrap_or(recv);
         let first = recv.split(sep).next().unwrap_or(recv);
         // `a.b.f()` where `a` or `a.b` is an imported module: look inside.

@@ -20,6 +20,15 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "mod_item" => {
             if node.child_by_field_name("body").is_some() {
                 item(cx, node, DefKind::Module);
+            } else if let Some(name) = cx.field_text(node, "name") {
+                // `mod foo;` brings the file foo.rs (or foo/mod.rs) in under the name `foo`.
+                cx.import(Import {
+                    module: format!("self::{name}"),
+                    names: Vec::new(),
+                    module_alias: Some(name),
+                    wildcard: false,
+                    line: node.start_position().row as u32 + 1,
+                });
             }
         }
         "impl_item" => impl_item(cx, node),
