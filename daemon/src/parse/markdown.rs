@@ -15,13 +15,9 @@ pub struct Heading {
     pub height: usize,
 }
 
-/// The headings of a Markdown text, in order, ignoring fenced code.
-pub fn headings(text: &str) -> Vec<Heading> {
-    headings_in_bytes(text.as_bytes())
-}
-
-/// As [`headings`], over raw bytes: offsets count the bytes as they are, even where they are
-/// not UTF-8 (lines are decoded lossily only to be looked at).
+/// The headings of a Markdown document, in order, ignoring fenced code. Offsets count the
+/// bytes as they are, even where they are not UTF-8 (lines are decoded lossily only to be
+/// looked at).
 pub fn headings_in_bytes(bytes: &[u8]) -> Vec<Heading> {
     let mut out = Vec::new();
     let mut fence: Option<(char, usize)> = None;

@@ -101,7 +101,14 @@ pub fn json(repo: &RepoGraph) -> String {
     let summary = summarize(&repo.graph);
     let skipped = skipped_by_lang(repo);
     let mut langs = serde_json::Map::new();
-    for (lang, s) in &summary {
+    let empty = fittok_engine::link::LangSummary::default();
+    let all: std::collections::BTreeSet<Lang> = summary
+        .keys()
+        .copied()
+        .chain(skipped.keys().flatten().copied())
+        .collect();
+    for lang in &all {
+        let s = summary.get(lang).unwrap_or(&empty);
         langs.insert(
             lang.name().to_string(),
             serde_json::json!({

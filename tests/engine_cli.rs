@@ -1,0 +1,128 @@
+//! `fittokd inspect`, `query` and `expand` run as processes on repositories written to disk.
+
+use fittok_e2e::{TempRepo, run, stdout};
+use fittok_engine::tokens::{Encoding, count};
+
+fn sample_repo() -> TempRepo {
+    let repo = TempRepo::new("sample");
+    repo.write(
+        "app/config.py",
+        "\"\"\"Configuration loading.\"\"\"\n\nimport json\n\n\ndef load_settings(path):\n    \"\"\"Read the YAML or JSON settings file at path and merge defaults.\"\"\"\n    with open(path) as fh:\n        data = json.load(fh)\n    return merge_defaults(data)\n\n\ndef merge_defaults(data):\n    merged = dict(DEFAULTS)\n    merged.update(data)\n    return merged\n\n\nDEFAULTS = {\"retries\": 3}\n",
+    )
+    .write(
+        "app/http.py",
+        "from .config import load_settings\n\n\nclass RetryingClient:\n    \"\"\"An HTTP client that retries failed requests with exponential backoff.\"\"\"\n\n    def __init__(self, settings_path):\n        self.settings = load_settings(settings_path)\n\n    def send(self, request):\n        for attempt in range(self.settings[\"retries\"]):\n            response = self._transport(request)\n            if response.ok:\n                return response\n            self.backoff(attempt)\n\n    def backoff(self, attempt):\n        delay = 2 ** attempt\n        return delay\n\n    def _transport(self, request):\n        raise NotImplementedError\n",
+    )
+    .write(
+        "web/server.go",
+        "package web\n\n// Serve starts the HTTP listener on the given port.\nfunc Serve(port int) error {\n\treturn listen(port)\n}\n\nfunc listen(port int) error { return nil }\n",
+    )
+    .write("tests/test_http.py", "from app.http import RetryingClient\n\ndef test_backoff():\n    assert RetryingClient('x').backoff(2) == 4\n")
+    .write("README.md", "# Sample\n\nA sample repository.\n\n## Usage\n\nRun it.\n");
+    repo
+}
+
+#[test]
+fn inspect_reports_languages_skips_and_resolution() {
+    let repo = sample_repo();
+    repo.write("node_modules/dep/index.js", "function vendored() {}\n")
+        .write("dist/bundle.js", "function built() {}\n")
+        .write("types/index.d.ts", "export declare function typed(): void;\n")
+        .write("app/blob.py", b"\x00\x01\x02binary".as_slice())
+        .write("app/latin1.py", b"# caf\xe9\ndef latin():\n    pass\n".as_slice())
+        .write("app/broken.py", "def ok():\n    pass\n\ndef broken(:\n")
+        .write("ignored/skip.py", "def ignored(): pass\n")
+        .write(".fittokignore", "ignored/\n")
+        .write("big/huge.py", "x = 1\n".repeat(300_000))
+        .write("web/app.min.js", "var a=1;".repeat(10));
+    #[cfg(unix)]
+    {
+        let _ = std::os::unix::fs::symlink(repo.path(), repo.path().join("app/loop"));
+        let _ = std::os::unix::fs::symlink("/etc/hostname", repo.path().join("app/outside.py"));
+    }
+    let out = run("fittokd", &["inspect", "--json", repo.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let py = &v["languages"]["python"];
+    // config, http, test_http, latin1, broken — not blob (binary), huge, ignored, or the link.
+    assert_eq!(py["files"], 5, "{v:#}");
+    assert_eq!(py["lossy_files"], 1);
+    assert!(py["diagnostics"].as_u64().unwrap() >= 2, "lossy + syntax error: {py}");
+    assert!(py["references"].as_u64().unwrap() > 0);
+    assert!(py["resolved"].as_u64().unwrap() > 0);
+    assert_eq!(py["skipped"]["binary"], 1);
+    assert_eq!(py["skipped"]["too large"], 1);
+    assert_eq!(v["languages"]["go"]["files"], 1);
+    assert_eq!(v["languages"]["javascript"]["skipped"]["generated"], 1, "{v:#}");
+    let paths: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert!(!paths.iter().any(|p| p.contains("node_modules") || p.starts_with("dist/")));
+    assert!(v["languages"].get("typescript").is_none(), ".d.ts is not source");
+    #[cfg(unix)]
+    assert!(paths.contains(&"app/outside.py"), "symlink reported: {paths:?}");
+
+    let text = run("fittokd", &["inspect", repo.path().to_str().unwrap()]);
+    let text = stdout(&text);
+    assert!(text.contains("python") && text.contains("resolved"), "{text}");
+}
+
+#[test]
+fn inspect_missing_path_is_a_clear_error() {
+    let out = run("fittokd", &["inspect", "/nonexistent/fittok/repo"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+}
+
+#[test]
+fn query_finds_the_function_and_keeps_the_budget() {
+    let repo = sample_repo();
+    let path = repo.path().to_str().unwrap();
+    let q = "How does the client retry failed requests with backoff?";
+    for budget in [300usize, 800, 2000] {
+        let out = run("fittokd", &["query", path, q, "--budget", &budget.to_string()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = stdout(&out);
+        let tokens = count(Encoding::Cl100k, &text);
+        assert!(tokens <= budget, "{tokens} > {budget}:\n{text}");
+        assert!(text.contains("### app/http.py"), "budget {budget}:\n{text}");
+        assert!(text.contains(&format!("{tokens} tokens")), "header reports the exact count");
+    }
+    // Uncapped: the relevance cliff decides; the test file is demoted below the real code.
+    let out = run("fittokd", &["query", path, q, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let first = v["nodes"][0]["path"].as_str().unwrap();
+    assert_eq!(first, "app/http.py", "{v:#}");
+    let names: Vec<&str> = v["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    let unique: std::collections::HashSet<&&str> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "no node twice: {names:?}");
+    assert_eq!(v["tokens"].as_u64().unwrap() as usize, count(Encoding::Cl100k, v["text"].as_str().unwrap()));
+}
+
+#[test]
+fn tiny_budget_still_answers() {
+    let repo = sample_repo();
+    let out = run("fittokd", &["query", repo.path().to_str().unwrap(), "load settings file", "--budget", "150"]);
+    let text = stdout(&out);
+    assert!(count(Encoding::Cl100k, &text) <= 150, "{text}");
+    assert!(text.contains("load_settings"), "{text}");
+}
+
+#[test]
+fn expand_returns_whole_nodes_and_rejects_unknown_ids() {
+    let repo = sample_repo();
+    let path = repo.path().to_str().unwrap();
+    let out = run("fittokd", &["expand", path, "app/http.py#RetryingClient.send", "app/config.py:6-10"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    assert!(text.contains("def send(self, request):"));
+    assert!(text.contains("self.backoff(attempt)"));
+    assert!(text.contains("6\tdef load_settings(path):"), "{text}");
+    let bad = run("fittokd", &["expand", path, "app/http.py#Nope"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown id"));
+}
