@@ -26,6 +26,8 @@ pub struct Query {
     pub budget: usize,
     pub encoding: Encoding,
     pub show_savings: bool,
+    /// Include the top-n ranking with per-signal ranks in the answer (0 = none).
+    pub explain: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -106,6 +108,8 @@ impl Engine {
                 show_savings: q.show_savings,
             });
             if q.budget == 0 || a.tokens <= q.budget {
+                let mut a = a;
+                a.ranking = crate::render::explain(g, &ranked, q.explain);
                 return a;
             }
             code_budget = code_budget.saturating_sub(a.tokens - q.budget + 20);

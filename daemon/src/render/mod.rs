@@ -71,6 +71,38 @@ pub struct Answer {
     pub pointers: Vec<Pointer>,
     /// Tokens of the files the shown code comes from, read whole.
     pub whole_files_tokens: usize,
+    /// The ranking behind the answer (only when asked for: `Query::explain`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranking: Vec<RankedNode>,
+}
+
+/// One ranked node with its per-signal ranks, for explaining an answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedNode {
+    pub id: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+    pub ranks: crate::rank::SignalRanks,
+}
+
+pub fn explain(g: &Graph, ranked: &[Ranked], n: usize) -> Vec<RankedNode> {
+    ranked
+        .iter()
+        .take(n)
+        .map(|r| {
+            let def = g.def(r.node);
+            RankedNode {
+                id: node_id(g, r.node),
+                path: g.file_of(r.node).path.clone(),
+                start_line: def.start_line,
+                end_line: def.end_line,
+                score: r.score,
+                ranks: r.ranks,
+            }
+        })
+        .collect()
 }
 
 /// The map: files of the best-ranked nodes, most relevant first, with those nodes' names.
@@ -293,6 +325,7 @@ pub fn answer(input: RenderInput) -> Answer {
         references: refs,
         pointers,
         whole_files_tokens,
+        ranking: Vec::new(),
     }
 }
 

@@ -45,6 +45,9 @@ enum Command {
         /// Count tokens with o200k instead of cl100k.
         #[arg(long)]
         o200k: bool,
+        /// With --json, include the top N of the ranking with each signal's rank.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        explain: usize,
     },
     /// Print the whole source of ids from an answer (`path#Qualified.name` or `path:10-40`).
     Expand {
@@ -108,6 +111,7 @@ fn main() -> anyhow::Result<()> {
             budget,
             json,
             o200k,
+            explain,
         } => {
             let engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
@@ -120,6 +124,7 @@ fn main() -> anyhow::Result<()> {
                     fittok_engine::tokens::Encoding::Cl100k
                 },
                 show_savings: env_flag("FITTOK_SHOW_SAVINGS"),
+                explain,
             };
             let answer = engine.query(&query);
             if json {
