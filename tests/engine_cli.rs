@@ -27,9 +27,15 @@ fn inspect_reports_languages_skips_and_resolution() {
     let repo = sample_repo();
     repo.write("node_modules/dep/index.js", "function vendored() {}\n")
         .write("dist/bundle.js", "function built() {}\n")
-        .write("types/index.d.ts", "export declare function typed(): void;\n")
+        .write(
+            "types/index.d.ts",
+            "export declare function typed(): void;\n",
+        )
         .write("app/blob.py", b"\x00\x01\x02binary".as_slice())
-        .write("app/latin1.py", b"# caf\xe9\ndef latin():\n    pass\n".as_slice())
+        .write(
+            "app/latin1.py",
+            b"# caf\xe9\ndef latin():\n    pass\n".as_slice(),
+        )
         .write("app/broken.py", "def ok():\n    pass\n\ndef broken(:\n")
         .write("ignored/skip.py", "def ignored(): pass\n")
         .write(".fittokignore", "ignored/\n")
@@ -40,34 +46,60 @@ fn inspect_reports_languages_skips_and_resolution() {
         let _ = std::os::unix::fs::symlink(repo.path(), repo.path().join("app/loop"));
         let _ = std::os::unix::fs::symlink("/etc/hostname", repo.path().join("app/outside.py"));
     }
-    let out = run("fittokd", &["inspect", "--json", repo.path().to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        "fittokd",
+        &["inspect", "--json", repo.path().to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
     let py = &v["languages"]["python"];
     // config, http, test_http, latin1, broken — not blob (binary), huge, ignored, or the link.
     assert_eq!(py["files"], 5, "{v:#}");
     assert_eq!(py["lossy_files"], 1);
-    assert!(py["diagnostics"].as_u64().unwrap() >= 2, "lossy + syntax error: {py}");
+    assert!(
+        py["diagnostics"].as_u64().unwrap() >= 2,
+        "lossy + syntax error: {py}"
+    );
     assert!(py["references"].as_u64().unwrap() > 0);
     assert!(py["resolved"].as_u64().unwrap() > 0);
     assert_eq!(py["skipped"]["binary"], 1);
     assert_eq!(py["skipped"]["too large"], 1);
     assert_eq!(v["languages"]["go"]["files"], 1);
-    assert_eq!(v["languages"]["javascript"]["skipped"]["generated"], 1, "{v:#}");
+    assert_eq!(
+        v["languages"]["javascript"]["skipped"]["generated"], 1,
+        "{v:#}"
+    );
     let paths: Vec<&str> = v["skipped"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["path"].as_str().unwrap())
         .collect();
-    assert!(!paths.iter().any(|p| p.contains("node_modules") || p.starts_with("dist/")));
-    assert!(v["languages"].get("typescript").is_none(), ".d.ts is not source");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("node_modules") || p.starts_with("dist/"))
+    );
+    assert!(
+        v["languages"].get("typescript").is_none(),
+        ".d.ts is not source"
+    );
     #[cfg(unix)]
-    assert!(paths.contains(&"app/outside.py"), "symlink reported: {paths:?}");
+    assert!(
+        paths.contains(&"app/outside.py"),
+        "symlink reported: {paths:?}"
+    );
 
     let text = run("fittokd", &["inspect", repo.path().to_str().unwrap()]);
     let text = stdout(&text);
-    assert!(text.contains("python") && text.contains("resolved"), "{text}");
+    assert!(
+        text.contains("python") && text.contains("resolved"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -84,29 +116,56 @@ fn query_finds_the_function_and_keeps_the_budget() {
     let path = repo.path().to_str().unwrap();
     let q = "How does the client retry failed requests with backoff?";
     for budget in [300usize, 800, 2000] {
-        let out = run("fittokd", &["query", path, q, "--budget", &budget.to_string()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run(
+            "fittokd",
+            &["query", path, q, "--budget", &budget.to_string()],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = stdout(&out);
         let tokens = count(Encoding::Cl100k, &text);
         assert!(tokens <= budget, "{tokens} > {budget}:\n{text}");
         assert!(text.contains("### app/http.py"), "budget {budget}:\n{text}");
-        assert!(text.contains(&format!("{tokens} tokens")), "header reports the exact count");
+        assert!(
+            text.contains(&format!("{tokens} tokens")),
+            "header reports the exact count"
+        );
     }
     // Uncapped: the relevance cliff decides; the test file is demoted below the real code.
     let out = run("fittokd", &["query", path, q, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
     let first = v["nodes"][0]["path"].as_str().unwrap();
     assert_eq!(first, "app/http.py", "{v:#}");
-    let names: Vec<&str> = v["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
     let unique: std::collections::HashSet<&&str> = names.iter().collect();
     assert_eq!(unique.len(), names.len(), "no node twice: {names:?}");
-    assert_eq!(v["tokens"].as_u64().unwrap() as usize, count(Encoding::Cl100k, v["text"].as_str().unwrap()));
+    assert_eq!(
+        v["tokens"].as_u64().unwrap() as usize,
+        count(Encoding::Cl100k, v["text"].as_str().unwrap())
+    );
 }
 
 #[test]
 fn tiny_budget_still_answers() {
     let repo = sample_repo();
-    let out = run("fittokd", &["query", repo.path().to_str().unwrap(), "load settings file", "--budget", "150"]);
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            repo.path().to_str().unwrap(),
+            "load settings file",
+            "--budget",
+            "150",
+        ],
+    );
     let text = stdout(&out);
     assert!(count(Encoding::Cl100k, &text) <= 150, "{text}");
     assert!(text.contains("load_settings"), "{text}");
@@ -116,8 +175,20 @@ fn tiny_budget_still_answers() {
 fn expand_returns_whole_nodes_and_rejects_unknown_ids() {
     let repo = sample_repo();
     let path = repo.path().to_str().unwrap();
-    let out = run("fittokd", &["expand", path, "app/http.py#RetryingClient.send", "app/config.py:6-10"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        "fittokd",
+        &[
+            "expand",
+            path,
+            "app/http.py#RetryingClient.send",
+            "app/config.py:6-10",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = stdout(&out);
     assert!(text.contains("def send(self, request):"));
     assert!(text.contains("self.backoff(attempt)"));

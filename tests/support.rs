@@ -13,7 +13,8 @@ impl TempRepo {
     pub fn new(tag: &str) -> TempRepo {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let root = std::env::temp_dir().join(format!("fittok-e2e-{tag}-{}-{n}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("fittok-e2e-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).expect("create temp repo");
         TempRepo { root }

@@ -3,11 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::embed::semantic::SemanticIndex;
+use crate::embed::{Embedder, model_dir};
 use crate::index::{Index, Sources};
 use crate::rank::{rank, select::select};
 use crate::render::block::{Mode, line_starts, node_id, render};
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, RepoGraph};
+use crate::store::VectorStore;
 use crate::tokens::Encoding;
 use crate::walk::{WalkError, WalkOptions};
 
@@ -36,6 +39,26 @@ pub struct IndexTimings {
     pub parse: Duration,
     pub link: Duration,
     pub lexical: Duration,
+    /// Loading the model and looking vectors up in the cache.
+    pub semantic_load: Duration,
+    /// Embedding nodes the cache did not have.
+    pub embed: Duration,
+    pub embedded: usize,
+}
+
+/// How much embedding work `enable_semantic` may do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemanticMode {
+    Off,
+    /// Use cached vectors; embed what is missing for at most this long.
+    Cached(Duration),
+    /// Embed every node that has no vector.
+    Full,
+}
+
+struct Semantic {
+    index: SemanticIndex,
+    embedder: Embedder,
 }
 
 pub struct Engine {
@@ -43,6 +66,9 @@ pub struct Engine {
     pub sources: Sources,
     pub index: Index,
     pub timings: IndexTimings,
+    semantic: Option<Semantic>,
+    /// Why semantic ranking is off or partial, in one line.
+    semantic_note: Option<String>,
 }
 
 impl Engine {
@@ -60,13 +86,80 @@ impl Engine {
             parse: repo.timings.parse,
             link: repo.timings.link,
             lexical: t.elapsed(),
+            ..IndexTimings::default()
         };
         Ok(Engine {
             repo,
             sources,
             index,
             timings,
+            semantic: None,
+            semantic_note: Some("semantic ranking off".into()),
         })
+    }
+
+    /// Loads the embedding model and the cached vectors, then embeds what is missing as far
+    /// as `mode` allows. Never fails: without a model, ranking goes on without semantics and
+    /// the answer says why.
+    pub fn enable_semantic(&mut self, mode: SemanticMode) {
+        if mode == SemanticMode::Off {
+            self.semantic = None;
+            self.semantic_note = Some("semantic ranking off".into());
+            return;
+        }
+        let t = Instant::now();
+        let embedder = match model_dir().and_then(|dir| Embedder::load(&dir)) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::info!(error = %e, "semantic ranking unavailable");
+                self.semantic_note = Some(format!("{e}; ranking without semantics"));
+                return;
+            }
+        };
+        let store_path = crate::cache_dir().join("vectors.redb");
+        let store = match VectorStore::open(&store_path) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "vector cache unavailable; vectors live in memory only");
+                None
+            }
+        };
+        let g = &self.repo.graph;
+        let mut index = SemanticIndex::from_store(g, &self.sources, store.as_ref());
+        self.timings.semantic_load = t.elapsed();
+        let t = Instant::now();
+        let deadline = match mode {
+            SemanticMode::Cached(d) => Some(Instant::now() + d),
+            _ => None,
+        };
+        match index.fill(g, &self.sources, &embedder, store.as_ref(), deadline) {
+            Ok(n) => self.timings.embedded = n,
+            Err(e) => tracing::warn!(error = %e, "embedding failed; partial semantic coverage"),
+        }
+        self.timings.embed = t.elapsed();
+        let coverage = index.coverage();
+        self.semantic_note = (coverage < 1.0).then(|| {
+            format!(
+                "{} nodes not embedded yet; `fittokd index` completes them",
+                index.missing()
+            )
+        });
+        self.semantic = Some(Semantic { index, embedder });
+    }
+
+    pub fn semantic_coverage(&self) -> f32 {
+        self.semantic.as_ref().map_or(0.0, |s| s.index.coverage())
+    }
+
+    fn similarities(&self, question: &str) -> Option<Vec<f32>> {
+        let s = self.semantic.as_ref()?;
+        match s.embedder.embed(&[question.to_string()]) {
+            Ok(mut v) => v.pop().map(|q| s.index.similarities(&q)),
+            Err(e) => {
+                tracing::warn!(error = %e, "question embedding failed");
+                None
+            }
+        }
     }
 
     fn repo_name(&self) -> String {
@@ -79,20 +172,23 @@ impl Engine {
 
     pub fn query(&self, q: &Query) -> Answer {
         let g = &self.repo.graph;
-        let ranked = rank(g, &self.index, &q.question, None);
+        let sims = self.similarities(&q.question);
+        let ranked = rank(g, &self.index, &q.question, sims.as_deref());
         let provenance = Provenance {
             repo: self.repo_name(),
             freshness: "index current".into(),
-            semantic_coverage: 0.0,
-            semantic_note: Some("semantic ranking off: no embedding model in this build".into()),
+            semantic_coverage: self.semantic_coverage(),
+            semantic_note: self.semantic_note.clone(),
         };
         // Reserve room for everything around the code; re-select tighter if the text overshoots.
         let mut code_budget = if q.budget == 0 {
             0
         } else {
             let b = q.budget;
-            b.saturating_sub(70 + (b * 12 / 100).min(300) + (b * 8 / 100).min(250) + (b * 6 / 100).min(150))
-                .max(b / 2)
+            b.saturating_sub(
+                70 + (b * 12 / 100).min(300) + (b * 8 / 100).min(250) + (b * 6 / 100).min(150),
+            )
+            .max(b / 2)
         };
         let mut last = None;
         for _ in 0..4 {
@@ -130,16 +226,26 @@ impl Engine {
                 out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts));
                 continue;
             }
-            let (path, range) = id.rsplit_once(':').ok_or_else(|| EngineError::UnknownId(id.clone()))?;
+            let (path, range) = id
+                .rsplit_once(':')
+                .ok_or_else(|| EngineError::UnknownId(id.clone()))?;
             let (a, b) = range.split_once('-').unwrap_or((range, range));
-            let (Ok(a), Ok(b), Some(file)) = (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path)) else {
+            let (Ok(a), Ok(b), Some(file)) =
+                (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path))
+            else {
                 return Err(EngineError::UnknownId(id.clone()));
             };
             let src = &self.sources[file as usize];
             let starts = line_starts(src);
             let lang = g.files[file as usize].lang;
-            out.push_str(&format!("### {path}:{a}-{b}\n```{}\n", crate::render::block::fence_lang(lang)));
-            for (i, line) in crate::render::block::lines_of(src, &starts, a.max(1), b.max(a)).iter().enumerate() {
+            out.push_str(&format!(
+                "### {path}:{a}-{b}\n```{}\n",
+                crate::render::block::fence_lang(lang)
+            ));
+            for (i, line) in crate::render::block::lines_of(src, &starts, a.max(1), b.max(a))
+                .iter()
+                .enumerate()
+            {
                 out.push_str(&format!("{}\t{}\n", a.max(1) + i as u32, line));
             }
             out.push_str("```\n");
@@ -147,4 +253,3 @@ impl Engine {
         Ok(out)
     }
 }
-

@@ -79,7 +79,11 @@ pub fn build_with_sources(
     let sources = graph
         .files
         .iter()
-        .map(|f| by_path.remove(&f.path).unwrap_or_else(|| Arc::from(Vec::new())))
+        .map(|f| {
+            by_path
+                .remove(&f.path)
+                .unwrap_or_else(|| Arc::from(Vec::new()))
+        })
         .collect();
     let repo = RepoGraph {
         root: root.to_path_buf(),

@@ -16,8 +16,12 @@ fn bpe(enc: Encoding) -> Option<&'static CoreBPE> {
     static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
     static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
     match enc {
-        Encoding::Cl100k => CL100K.get_or_init(|| tiktoken_rs::cl100k_base().ok()).as_ref(),
-        Encoding::O200k => O200K.get_or_init(|| tiktoken_rs::o200k_base().ok()).as_ref(),
+        Encoding::Cl100k => CL100K
+            .get_or_init(|| tiktoken_rs::cl100k_base().ok())
+            .as_ref(),
+        Encoding::O200k => O200K
+            .get_or_init(|| tiktoken_rs::o200k_base().ok())
+            .as_ref(),
     }
 }
 

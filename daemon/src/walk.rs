@@ -162,7 +162,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
             continue;
         }
         if is_generated_name(&rel) {
-            report.skipped.push((rel, Some(lang), SkipReason::Generated));
+            report
+                .skipped
+                .push((rel, Some(lang), SkipReason::Generated));
             continue;
         }
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
@@ -174,7 +176,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
             Ok(bytes) => bytes,
             Err(err) => {
                 tracing::debug!(path = %rel, %err, "unreadable file");
-                report.skipped.push((rel, Some(lang), SkipReason::Unreadable));
+                report
+                    .skipped
+                    .push((rel, Some(lang), SkipReason::Unreadable));
                 continue;
             }
         };
@@ -248,6 +252,9 @@ mod tests {
             ),
             Some(SkipReason::Generated)
         );
-        assert_eq!(classify_content(b"def f():\n    pass\n", Lang::Python), None);
+        assert_eq!(
+            classify_content(b"def f():\n    pass\n", Lang::Python),
+            None
+        );
     }
 }

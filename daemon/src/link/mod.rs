@@ -131,7 +131,10 @@ impl Graph {
         let def = self.def(node);
         let file = self.file_of(node);
         if file.lang == Lang::Go && def.kind == DefKind::Method && def.parent.is_none() {
-            return def.qualified_name.split_once('.').map(|(t, _)| t.to_string());
+            return def
+                .qualified_name
+                .split_once('.')
+                .map(|(t, _)| t.to_string());
         }
         let parent = self.parent(node)?;
         let p = self.def(parent);
@@ -260,7 +263,9 @@ pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
         s.files += 1;
         s.bytes += u64::from(f.bytes);
         for d in &f.definitions {
-            *s.nodes_by_kind.entry(d.kind.name().to_string()).or_default() += 1;
+            *s.nodes_by_kind
+                .entry(d.kind.name().to_string())
+                .or_default() += 1;
         }
         let st = g.stats[fi];
         s.references += u64::from(st.references);
@@ -272,19 +277,19 @@ pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
     }
     for e in &g.edges {
         let lang = g.file_of(e.from).lang;
-        *out
-            .entry(lang)
+        *out.entry(lang)
             .or_default()
             .edges_by_kind
             .entry(e.kind.name().to_string())
             .or_default() += 1;
     }
     for &(from, _) in &g.imports {
-        out.entry(g.files[from as usize].lang).or_default().import_edges += 1;
+        out.entry(g.files[from as usize].lang)
+            .or_default()
+            .import_edges += 1;
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests;

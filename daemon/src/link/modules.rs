@@ -43,7 +43,11 @@ pub fn rust_module(path: &str, roots: &[String]) -> (String, String) {
         .max_by_key(|r| r.len())
         .cloned()
         .unwrap_or_else(|| dir_of(path).to_string());
-    let rel = if root.is_empty() { path } else { &path[root.len() + 1..] };
+    let rel = if root.is_empty() {
+        path
+    } else {
+        &path[root.len() + 1..]
+    };
     let rel = strip_ext(rel);
     let mut segs: Vec<&str> = rel.split('/').collect();
     if segs.len() == 1 && matches!(segs[0], "lib" | "main") || segs.last() == Some(&"mod") {
@@ -308,7 +312,13 @@ mod tests {
             rust_module("crates/core/flags/mod.rs", &roots),
             ("crates/core".into(), "flags".into())
         );
-        assert_eq!(rust_module("src/a/b.rs", &roots), ("src".into(), "a::b".into()));
-        assert_eq!(rust_module("tests/it.rs", &roots), ("tests".into(), "it".into()));
+        assert_eq!(
+            rust_module("src/a/b.rs", &roots),
+            ("src".into(), "a::b".into())
+        );
+        assert_eq!(
+            rust_module("tests/it.rs", &roots),
+            ("tests".into(), "it".into())
+        );
     }
 }

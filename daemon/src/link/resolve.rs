@@ -38,7 +38,10 @@ impl Symbols {
                     .entry((owner, def.name.clone()))
                     .or_default()
                     .push(node);
-                s.member_names.entry(def.name.clone()).or_default().push(node);
+                s.member_names
+                    .entry(def.name.clone())
+                    .or_default()
+                    .push(node);
             }
         }
         for f in &g.files {
@@ -102,10 +105,13 @@ impl<'a> FileScope<'a> {
             let files = modules.resolve(f, &imp.module);
             let mut all_files = files.clone();
             if let Some(alias) = &imp.module_alias {
-                scope.bind(alias, Binding {
-                    defs: Vec::new(),
-                    files: files.clone(),
-                });
+                scope.bind(
+                    alias,
+                    Binding {
+                        defs: Vec::new(),
+                        files: files.clone(),
+                    },
+                );
             }
             if imp.wildcard {
                 scope.wildcard_files.extend(files.iter().copied());
@@ -161,7 +167,8 @@ impl<'a> FileScope<'a> {
                 let nr = self.g.nodes[n as usize];
                 let def = self.g.def(n);
                 files.contains(&nr.file)
-                    && (def.parent.is_none() || self.g.def(self.g.parent(n).unwrap_or(n)).kind == DefKind::Module)
+                    && (def.parent.is_none()
+                        || self.g.def(self.g.parent(n).unwrap_or(n)).kind == DefKind::Module)
                     && def.kind != DefKind::Method
             })
             .collect()
@@ -274,8 +281,7 @@ impl<'a> FileScope<'a> {
             .filter(|(_, d)| match d.parent {
                 None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
                 Some(p) => {
-                    chain.contains(&p)
-                        && !(d.kind == DefKind::Method && self.lang != Lang::Java)
+                    chain.contains(&p) && !(d.kind == DefKind::Method && self.lang != Lang::Java)
                         || f.definitions[p as usize].kind == DefKind::Module
                 }
             })
@@ -335,7 +341,11 @@ impl<'a> FileScope<'a> {
             .copied()
             .filter(|&n| !self.g.def(n).is_test)
             .collect();
-        if non_test.len() == 1 { non_test } else { Vec::new() }
+        if non_test.len() == 1 {
+            non_test
+        } else {
+            Vec::new()
+        }
     }
 
     /// Members named `name` of type `owner` or of its bases (by name, a few levels up).
@@ -403,7 +413,11 @@ impl<'a> FileScope<'a> {
             }
             return out;
         }
-        let sep = if self.lang == Lang::Rust || recv.contains("::") { "::" } else { "." };
+        let sep = if self.lang == Lang::Rust || recv.contains("::") {
+            "::"
+        } else {
+            "."
+        };
         let last = recv.rsplit(sep).next().unwrap_or(recv);
         let first = recv.split(sep).next().unwrap_or(recv);
         // `a.b.f()` where `a` or `a.b` is an imported module: look inside.

@@ -36,7 +36,12 @@ fn has(g: &Graph, kind: EdgeKind, from: &str, to: &str) -> bool {
 fn imports(g: &Graph) -> Vec<(String, String)> {
     g.imports
         .iter()
-        .map(|&(a, b)| (g.files[a as usize].path.clone(), g.files[b as usize].path.clone()))
+        .map(|&(a, b)| {
+            (
+                g.files[a as usize].path.clone(),
+                g.files[b as usize].path.clone(),
+            )
+        })
         .collect()
 }
 
@@ -44,22 +49,61 @@ fn imports(g: &Graph) -> Vec<(String, String)> {
 fn python_imports_methods_and_reexports() {
     let g = graph(&[
         ("pkg/__init__.py", "from .api import get\n"),
-        ("pkg/api.py", "from . import sessions\n\ndef get(url):\n    return sessions.Session().request(url)\n"),
+        (
+            "pkg/api.py",
+            "from . import sessions\n\ndef get(url):\n    return sessions.Session().request(url)\n",
+        ),
         (
             "pkg/sessions.py",
             "from .models import Request\n\nclass Base:\n    def merge(self): pass\n\nclass Session(Base):\n    def request(self, url):\n        r = Request(url)\n        r.prepare()\n        return self.merge()\n",
         ),
-        ("pkg/models.py", "class Request:\n    def __init__(self, url): pass\n    def prepare(self): pass\n"),
-        ("tests/test_api.py", "import pkg\n\ndef test_get():\n    pkg.get('x')\n"),
+        (
+            "pkg/models.py",
+            "class Request:\n    def __init__(self, url): pass\n    def prepare(self): pass\n",
+        ),
+        (
+            "tests/test_api.py",
+            "import pkg\n\ndef test_get():\n    pkg.get('x')\n",
+        ),
     ]);
-    assert!(has(&g, EdgeKind::Calls, "pkg/api.py#get", "pkg/sessions.py#Session"));
-    assert!(has(&g, EdgeKind::Calls, "pkg/sessions.py#Session.request", "pkg/models.py#Request"));
-    assert!(has(&g, EdgeKind::Calls, "pkg/sessions.py#Session.request", "pkg/models.py#Request.prepare"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "pkg/api.py#get",
+        "pkg/sessions.py#Session"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "pkg/sessions.py#Session.request",
+        "pkg/models.py#Request"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "pkg/sessions.py#Session.request",
+        "pkg/models.py#Request.prepare"
+    ));
     // `self.merge()` resolves through the base class.
-    assert!(has(&g, EdgeKind::Calls, "pkg/sessions.py#Session.request", "pkg/sessions.py#Base.merge"));
-    assert!(has(&g, EdgeKind::Inherits, "pkg/sessions.py#Session", "pkg/sessions.py#Base"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "pkg/sessions.py#Session.request",
+        "pkg/sessions.py#Base.merge"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "pkg/sessions.py#Session",
+        "pkg/sessions.py#Base"
+    ));
     // `pkg.get` goes through the package's re-export to its definition.
-    assert!(has(&g, EdgeKind::Calls, "tests/test_api.py#test_get", "pkg/api.py#get"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "tests/test_api.py#test_get",
+        "pkg/api.py#get"
+    ));
     let imp = imports(&g);
     assert!(imp.contains(&("pkg/__init__.py".into(), "pkg/api.py".into())));
     assert!(imp.contains(&("pkg/api.py".into(), "pkg/sessions.py".into())));
@@ -69,15 +113,47 @@ fn python_imports_methods_and_reexports() {
 #[test]
 fn javascript_relative_imports_index_files_and_require() {
     let g = graph(&[
-        ("lib/index.js", "const { createApp } = require('./app');\nmodule.exports = createApp;\n"),
-        ("lib/app.js", "const router = require('./router');\nfunction createApp() { return router.build(); }\nmodule.exports = { createApp };\n"),
-        ("lib/router/index.js", "function build() { return new Layer(); }\nclass Layer { handle() {} }\nexports.build = build;\n"),
-        ("src/view.ts", "import { Layer } from '../lib/router';\nexport class View extends Layer {\n  render(): void { this.handle(); }\n}\n"),
+        (
+            "lib/index.js",
+            "const { createApp } = require('./app');\nmodule.exports = createApp;\n",
+        ),
+        (
+            "lib/app.js",
+            "const router = require('./router');\nfunction createApp() { return router.build(); }\nmodule.exports = { createApp };\n",
+        ),
+        (
+            "lib/router/index.js",
+            "function build() { return new Layer(); }\nclass Layer { handle() {} }\nexports.build = build;\n",
+        ),
+        (
+            "src/view.ts",
+            "import { Layer } from '../lib/router';\nexport class View extends Layer {\n  render(): void { this.handle(); }\n}\n",
+        ),
     ]);
-    assert!(has(&g, EdgeKind::Calls, "lib/app.js#createApp", "lib/router/index.js#build"));
-    assert!(has(&g, EdgeKind::Calls, "lib/router/index.js#build", "lib/router/index.js#Layer"));
-    assert!(has(&g, EdgeKind::Inherits, "src/view.ts#View", "lib/router/index.js#Layer"));
-    assert!(has(&g, EdgeKind::Calls, "src/view.ts#View.render", "lib/router/index.js#Layer.handle"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "lib/app.js#createApp",
+        "lib/router/index.js#build"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "lib/router/index.js#build",
+        "lib/router/index.js#Layer"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "src/view.ts#View",
+        "lib/router/index.js#Layer"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "src/view.ts#View.render",
+        "lib/router/index.js#Layer.handle"
+    ));
     let imp = imports(&g);
     assert!(imp.contains(&("lib/index.js".into(), "lib/app.js".into())));
     assert!(imp.contains(&("lib/app.js".into(), "lib/router/index.js".into())));
@@ -90,15 +166,44 @@ fn java_imports_same_package_and_receiver_types() {
             "src/main/java/com/a/Service.java",
             "package com.a;\nimport com.b.Store;\npublic class Service implements Api {\n  private Store store;\n  public void run() { store.save(); helper(); new Util().go(); }\n  void helper() {}\n}\n",
         ),
-        ("src/main/java/com/a/Util.java", "package com.a;\nclass Util { void go() {} }\n"),
-        ("src/main/java/com/a/Api.java", "package com.a;\ninterface Api { void run(); }\n"),
-        ("src/main/java/com/b/Store.java", "package com.b;\npublic class Store { public void save() {} }\n"),
+        (
+            "src/main/java/com/a/Util.java",
+            "package com.a;\nclass Util { void go() {} }\n",
+        ),
+        (
+            "src/main/java/com/a/Api.java",
+            "package com.a;\ninterface Api { void run(); }\n",
+        ),
+        (
+            "src/main/java/com/b/Store.java",
+            "package com.b;\npublic class Store { public void save() {} }\n",
+        ),
     ]);
     let svc = "src/main/java/com/a/Service.java#Service";
-    assert!(has(&g, EdgeKind::Calls, &format!("{svc}.run"), "src/main/java/com/b/Store.java#Store.save"));
-    assert!(has(&g, EdgeKind::Calls, &format!("{svc}.run"), &format!("{svc}.helper")));
-    assert!(has(&g, EdgeKind::Calls, &format!("{svc}.run"), "src/main/java/com/a/Util.java#Util.go"));
-    assert!(has(&g, EdgeKind::Implements, svc, "src/main/java/com/a/Api.java#Api"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.run"),
+        "src/main/java/com/b/Store.java#Store.save"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.run"),
+        &format!("{svc}.helper")
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.run"),
+        "src/main/java/com/a/Util.java#Util.go"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Implements,
+        svc,
+        "src/main/java/com/a/Api.java#Api"
+    ));
     assert!(imports(&g).contains(&(
         "src/main/java/com/a/Service.java".into(),
         "src/main/java/com/b/Store.java".into()
@@ -116,33 +221,85 @@ fn go_packages_and_pointer_receivers() {
             "rest/server.go",
             "package rest\n\nimport \"github.com/acme/app/core/logx\"\n\ntype Server struct{ log *logx.Logger }\n\nfunc (s *Server) Start() {\n\tl := logx.New()\n\tl.Info(\"x\")\n\ts.route()\n\tserve()\n}\n",
         ),
-        ("rest/route.go", "package rest\n\nfunc (s *Server) route() {}\n\nfunc serve() {}\n"),
+        (
+            "rest/route.go",
+            "package rest\n\nfunc (s *Server) route() {}\n\nfunc serve() {}\n",
+        ),
     ]);
     let start = "rest/server.go#Server.Start";
-    assert!(has(&g, EdgeKind::Calls, start, "core/logx/logx.go#logx.New"));
-    assert!(has(&g, EdgeKind::Calls, start, "core/logx/logx.go#Logger.Info"));
-    assert!(has(&g, EdgeKind::Calls, start, "rest/route.go#Server.route"));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        start,
+        "core/logx/logx.go#logx.New"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        start,
+        "core/logx/logx.go#Logger.Info"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        start,
+        "rest/route.go#Server.route"
+    ));
     assert!(has(&g, EdgeKind::Calls, start, "rest/route.go#rest.serve"));
-    assert!(has(&g, EdgeKind::References, "rest/server.go#rest.Server", "core/logx/logx.go#logx.Logger"));
+    assert!(has(
+        &g,
+        EdgeKind::References,
+        "rest/server.go#rest.Server",
+        "core/logx/logx.go#logx.Logger"
+    ));
     assert!(imports(&g).contains(&("rest/server.go".into(), "core/logx/logx.go".into())));
 }
 
 #[test]
 fn rust_use_paths_impls_and_crates() {
     let g = graph(&[
-        ("crates/searcher/src/lib.rs", "pub mod sink;\npub use crate::sink::Sink;\npub struct Searcher;\nimpl Searcher {\n    pub fn new() -> Searcher { Searcher }\n    pub fn search(&self) { self.step(); }\n    fn step(&self) {}\n}\n"),
-        ("crates/searcher/src/sink.rs", "pub trait Sink { fn matched(&mut self); }\n"),
+        (
+            "crates/searcher/src/lib.rs",
+            "pub mod sink;\npub use crate::sink::Sink;\npub struct Searcher;\nimpl Searcher {\n    pub fn new() -> Searcher { Searcher }\n    pub fn search(&self) { self.step(); }\n    fn step(&self) {}\n}\n",
+        ),
+        (
+            "crates/searcher/src/sink.rs",
+            "pub trait Sink { fn matched(&mut self); }\n",
+        ),
         (
             "crates/core/main.rs",
             "mod search;\nuse grep_searcher::Searcher;\nfn main() { let s = Searcher::new(); s.search(); search::run(); }\n",
         ),
-        ("crates/core/search.rs", "use grep_searcher::Sink;\npub fn run() {}\nstruct Printer;\nimpl Sink for Printer { fn matched(&mut self) {} }\n"),
+        (
+            "crates/core/search.rs",
+            "use grep_searcher::Sink;\npub fn run() {}\nstruct Printer;\nimpl Sink for Printer { fn matched(&mut self) {} }\n",
+        ),
     ]);
     let lib = "crates/searcher/src/lib.rs";
-    assert!(has(&g, EdgeKind::Calls, "crates/core/main.rs#main", &format!("{lib}#Searcher::new")));
-    assert!(has(&g, EdgeKind::Calls, "crates/core/main.rs#main", &format!("{lib}#Searcher::search")));
-    assert!(has(&g, EdgeKind::Calls, "crates/core/main.rs#main", "crates/core/search.rs#run"));
-    assert!(has(&g, EdgeKind::Calls, &format!("{lib}#Searcher::search"), &format!("{lib}#Searcher::step")));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "crates/core/main.rs#main",
+        &format!("{lib}#Searcher::new")
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "crates/core/main.rs#main",
+        &format!("{lib}#Searcher::search")
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "crates/core/main.rs#main",
+        "crates/core/search.rs#run"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{lib}#Searcher::search"),
+        &format!("{lib}#Searcher::step")
+    ));
     assert!(has(
         &g,
         EdgeKind::Implements,
@@ -165,5 +322,8 @@ fn linking_is_order_independent() {
     rev.reverse();
     let g2 = graph(&rev);
     assert_eq!(edges(&g1, EdgeKind::Calls), edges(&g2, EdgeKind::Calls));
-    assert_eq!(edges(&g1, EdgeKind::Calls), vec![("a.py#g".to_string(), "b.py#f".to_string())]);
+    assert_eq!(
+        edges(&g1, EdgeKind::Calls),
+        vec![("a.py#g".to_string(), "b.py#f".to_string())]
+    );
 }

@@ -32,7 +32,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "method_invocation" => {
             let name = cx.field_text(node, "name").unwrap_or_default();
-            let receiver = node.child_by_field_name("object").map(|o| receiver_text(cx, o));
+            let receiver = node
+                .child_by_field_name("object")
+                .map(|o| receiver_text(cx, o));
             if let Some(name_node) = node.child_by_field_name("name") {
                 cx.reference(RefKind::Call, name, receiver, name_node);
             }
@@ -150,9 +152,7 @@ fn field(cx: &mut Cx, node: Node) {
         .filter(|m| m.kind() == "modifiers")
         .map(|m| cx.text(m))
         .unwrap_or_default();
-    let in_interface = cx
-        .scope_def()
-        .is_some_and(|d| d.kind == DefKind::Interface);
+    let in_interface = cx.scope_def().is_some_and(|d| d.kind == DefKind::Interface);
     let is_constant = (text_head.contains("static") && text_head.contains("final")) || in_interface;
     bind_declarators(cx, node);
     if is_constant {
@@ -197,11 +197,18 @@ fn creation(cx: &mut Cx, node: Node) {
     if let (Some(t), Some(name)) = (ty, type_name.clone()) {
         cx.reference(RefKind::Call, name, None, t);
     }
-    let body = node.named_children(&mut node.walk()).find(|c| c.kind() == "class_body");
+    let body = node
+        .named_children(&mut node.walk())
+        .find(|c| c.kind() == "class_body");
     match (body, type_name) {
         (Some(body), Some(name)) => {
             // An anonymous class: a class node named after what it extends.
-            let idx = cx.define(node, format!("anonymous {name}"), DefKind::Class, Some(body));
+            let idx = cx.define(
+                node,
+                format!("anonymous {name}"),
+                DefKind::Class,
+                Some(body),
+            );
             if let Some(t) = ty {
                 cx.within(idx, false, |cx| {
                     cx.reference(RefKind::Inherits, name.clone(), None, t)

@@ -65,7 +65,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "variable_declarator" => declarator(cx, node),
         "assignment_expression" => assignment(cx, node),
         "pair" => {
-            let key = node.child_by_field_name("key").map(|k| unquote(&cx.text(k)));
+            let key = node
+                .child_by_field_name("key")
+                .map(|k| unquote(&cx.text(k)));
             match (key, node.child_by_field_name("value")) {
                 (Some(key), Some(v)) if is_function(v) => function(cx, node, v, key),
                 _ => cx.children(node, visit),
@@ -203,10 +205,15 @@ fn heritage_types(cx: &mut Cx, clause: Node, kind: RefKind) {
 fn declarator(cx: &mut Cx, node: Node) {
     let name_node = node.child_by_field_name("name");
     let value = node.child_by_field_name("value");
-    let name = name_node.filter(|n| n.kind() == "identifier").map(|n| cx.text(n));
+    let name = name_node
+        .filter(|n| n.kind() == "identifier")
+        .map(|n| cx.text(n));
     if let (Some(name), Some(ty)) = (name.clone(), node.child_by_field_name("type")) {
         let ty_text = cx.text(ty);
-        cx.bind(name, base_type_name(ty_text.trim_start_matches(':')).to_string());
+        cx.bind(
+            name,
+            base_type_name(ty_text.trim_start_matches(':')).to_string(),
+        );
         type_refs(cx, ty);
     }
     match (name, value) {
@@ -226,13 +233,17 @@ fn declarator(cx: &mut Cx, node: Node) {
                 }
             }
             if v.kind() == "call_expression" && is_require(cx, v) {
-                require(cx, v, Some(name_node.map(|n| cx.text(n)).unwrap_or_default()));
+                require(
+                    cx,
+                    v,
+                    Some(name_node.map(|n| cx.text(n)).unwrap_or_default()),
+                );
                 return;
             }
             let top_level_const = cx.scope().is_none()
-                && node
-                    .parent()
-                    .is_some_and(|p| p.kind() == "lexical_declaration" && cx.text(p).starts_with("const"));
+                && node.parent().is_some_and(|p| {
+                    p.kind() == "lexical_declaration" && cx.text(p).starts_with("const")
+                });
             if top_level_const && v.kind() != "call_expression" {
                 let outer = declaration_extent(node);
                 let idx = cx.define(outer, name, DefKind::Constant, None);
@@ -244,7 +255,9 @@ fn declarator(cx: &mut Cx, node: Node) {
         (None, Some(v)) => {
             if v.kind() == "call_expression" && is_require(cx, v) {
                 // `const { a, b } = require('x')`
-                let names = name_node.map(|n| destructured_names(cx, n)).unwrap_or_default();
+                let names = name_node
+                    .map(|n| destructured_names(cx, n))
+                    .unwrap_or_default();
                 require_names(cx, v, names);
                 return;
             }
@@ -332,11 +345,15 @@ fn export(cx: &mut Cx, node: Node) {
         // The definition's extent includes `export`.
         return match decl.kind() {
             "function_declaration" | "generator_function_declaration" => {
-                let name = cx.field_text(decl, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(decl, "name")
+                    .unwrap_or_else(|| "default".into());
                 function(cx, node, decl, name)
             }
             "class_declaration" | "abstract_class_declaration" => {
-                let name = cx.field_text(decl, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(decl, "name")
+                    .unwrap_or_else(|| "default".into());
                 class(cx, decl, node, name, DefKind::Class)
             }
             _ => visit(cx, decl),
@@ -346,11 +363,15 @@ fn export(cx: &mut Cx, node: Node) {
         // `export default function () {}` / `export default class {}` / `export default () => …`
         return match value.kind() {
             k if is_function(value) || k == "function_declaration" => {
-                let name = cx.field_text(value, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(value, "name")
+                    .unwrap_or_else(|| "default".into());
                 function(cx, node, value, name)
             }
             "class" | "class_declaration" => {
-                let name = cx.field_text(value, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(value, "name")
+                    .unwrap_or_else(|| "default".into());
                 class(cx, value, node, name, DefKind::Class)
             }
             _ => visit(cx, value),
@@ -362,11 +383,15 @@ fn export(cx: &mut Cx, node: Node) {
     for child in children {
         match child.kind() {
             "function_declaration" | "generator_function_declaration" => {
-                let name = cx.field_text(child, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(child, "name")
+                    .unwrap_or_else(|| "default".into());
                 function(cx, node, child, name);
             }
             "class_declaration" | "class" => {
-                let name = cx.field_text(child, "name").unwrap_or_else(|| "default".into());
+                let name = cx
+                    .field_text(child, "name")
+                    .unwrap_or_else(|| "default".into());
                 class(cx, child, node, name, DefKind::Class);
             }
             "export_clause" => {}

@@ -49,9 +49,16 @@ pub fn headings_in_bytes(bytes: &[u8]) -> Vec<Heading> {
             }
             let hashes = trimmed.chars().take_while(|&c| c == '#').count();
             if (1..=6).contains(&hashes)
-                && trimmed[hashes..].chars().next().is_none_or(|c| c == ' ' || c == '\t')
+                && trimmed[hashes..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| c == ' ' || c == '\t')
             {
-                let text = trimmed[hashes..].trim().trim_end_matches('#').trim().to_string();
+                let text = trimmed[hashes..]
+                    .trim()
+                    .trim_end_matches('#')
+                    .trim()
+                    .to_string();
                 out.push(Heading {
                     level: hashes as u8,
                     text,
@@ -110,7 +117,10 @@ pub(super) fn extract(file: &mut ParsedFile, bytes: &[u8]) {
         }
         let parent = stack.last().map(|&(_, idx)| idx);
         let qualified_name = match parent {
-            Some(p) => format!("{} > {}", file.definitions[p as usize].qualified_name, h.text),
+            Some(p) => format!(
+                "{} > {}",
+                file.definitions[p as usize].qualified_name, h.text
+            ),
             None => h.text.clone(),
         };
         file.definitions.push(Definition {

@@ -147,7 +147,9 @@ fn call(cx: &mut Cx, node: Node) {
         }
         "attribute" => {
             let name = cx.field_text(func, "attribute").unwrap_or_default();
-            let receiver = func.child_by_field_name("object").map(|o| receiver_text(cx, o));
+            let receiver = func
+                .child_by_field_name("object")
+                .map(|o| receiver_text(cx, o));
             cx.reference(RefKind::Call, name, receiver, func);
         }
         _ => {}
@@ -197,13 +199,18 @@ fn assignment(cx: &mut Cx, node: Node) {
     }
     if let Some(ty) = node.child_by_field_name("type") {
         let ty_text = cx.text(ty);
-        cx.bind(left_text.clone(), super::base_type_name(&ty_text).to_string());
+        cx.bind(
+            left_text.clone(),
+            super::base_type_name(&ty_text).to_string(),
+        );
     }
     // Module-level constants (`NAME = ...` in upper case) and type aliases
     // (`X: TypeAlias = ...`, `T = TypeVar(...)`), outside any definition.
     if cx.scope().is_none()
         && left.kind() == "identifier"
-        && node.parent().is_some_and(|p| p.kind() == "expression_statement")
+        && node
+            .parent()
+            .is_some_and(|p| p.kind() == "expression_statement")
     {
         let annotation = cx.field_text(node, "type").unwrap_or_default();
         let value = cx.text(right);
@@ -233,8 +240,10 @@ fn type_refs(cx: &mut Cx, node: Node) {
         match n.kind() {
             "identifier" => {
                 let name = cx.text(n);
-                if !matches!(name.as_str(), "None" | "str" | "int" | "float" | "bool" | "bytes")
-                {
+                if !matches!(
+                    name.as_str(),
+                    "None" | "str" | "int" | "float" | "bool" | "bytes"
+                ) {
                     cx.reference(RefKind::Type, name, None, n);
                 }
             }
@@ -315,4 +324,3 @@ fn import_from(cx: &mut Cx, node: Node) {
         line,
     });
 }
-

@@ -79,7 +79,10 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             let ty = node
                 .child_by_field_name("type")
                 .map(|t| cx.text(t))
-                .or_else(|| node.child_by_field_name("value").and_then(|v| value_type(cx, v)));
+                .or_else(|| {
+                    node.child_by_field_name("value")
+                        .and_then(|v| value_type(cx, v))
+                });
             if let (Some(var), Some(ty)) = (var, ty) {
                 cx.bind(var, base_type_name(&ty).to_string());
             }
@@ -176,12 +179,10 @@ fn function(cx: &mut Cx, node: Node) {
     if attrs.contains("#[test]") || attrs.contains("cfg(test)") || attrs.contains("::test]") {
         cx.mark_test(idx);
     }
-    let self_type = cx
-        .enclosing_container()
-        .map(|c| match c.kind {
-            DefKind::Impl => super::impl_self_type(&c.name).to_string(),
-            _ => c.name.clone(),
-        });
+    let self_type = cx.enclosing_container().map(|c| match c.kind {
+        DefKind::Impl => super::impl_self_type(&c.name).to_string(),
+        _ => c.name.clone(),
+    });
     cx.within(idx, true, |cx| {
         if let Some(ty) = self_type {
             cx.bind("self".into(), ty.clone());
@@ -298,7 +299,10 @@ fn value_type(cx: &Cx, value: Node) -> Option<String> {
                 "scoped_identifier" => {
                     let path = cx.field_text(func, "path")?;
                     let last = path.rsplit("::").next().unwrap_or(&path).to_string();
-                    last.chars().next().is_some_and(char::is_uppercase).then_some(last)
+                    last.chars()
+                        .next()
+                        .is_some_and(char::is_uppercase)
+                        .then_some(last)
                 }
                 _ => None,
             }
@@ -325,7 +329,10 @@ fn flatten_use(cx: &Cx, node: Node, prefix: &str, out: &mut Vec<(String, String,
             let local = path.rsplit("::").next().unwrap_or(&path).to_string();
             // `use a::b::{self}` binds `b`.
             let (path, local) = match path.strip_suffix("::self") {
-                Some(p) => (p.to_string(), p.rsplit("::").next().unwrap_or(p).to_string()),
+                Some(p) => (
+                    p.to_string(),
+                    p.rsplit("::").next().unwrap_or(p).to_string(),
+                ),
                 None => (path.clone(), local),
             };
             out.push((path, local, false));

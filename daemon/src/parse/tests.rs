@@ -36,7 +36,13 @@ fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) ->
 
 use DefKind::*;
 
-fn o(kind: DefKind, q: &str, a: u32, b: u32, p: Option<&str>) -> (DefKind, String, u32, u32, Option<String>) {
+fn o(
+    kind: DefKind,
+    q: &str,
+    a: u32,
+    b: u32,
+    p: Option<&str>,
+) -> (DefKind, String, u32, u32, Option<String>) {
     (kind, q.to_string(), a, b, p.map(str::to_string))
 }
 
@@ -85,17 +91,27 @@ class Session(Base, mixins.Mixin):
             o(Method, "Session.send", 25, 29, Some("Session")),
         ]
     );
-    assert_eq!(find(&f, "top").doc.as_deref(), Some("Top-level function.\nMore text."));
+    assert_eq!(
+        find(&f, "top").doc.as_deref(),
+        Some("Top-level function.\nMore text.")
+    );
     assert_eq!(find(&f, "Session").doc.as_deref(), Some("A session."));
-    assert!(find(&f, "top").signature.starts_with("@decorator def top(a: int)"));
+    assert!(
+        find(&f, "top")
+            .signature
+            .starts_with("@decorator def top(a: int)")
+    );
     assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
     assert!(has_ref(&f, RefKind::Inherits, Some("mixins"), "Mixin"));
     assert!(has_ref(&f, RefKind::Call, Some("self"), "merge"));
     assert!(has_ref(&f, RefKind::Call, Some("utils"), "to_native"));
     assert!(has_ref(&f, RefKind::Call, None, "helper"));
     // `req: Req` binds the receiver type for calls on `req`; `self.adapter = Adapter()` too.
-    assert!(f.references.iter().any(|r| r.name == "send"
-        && r.receiver.as_deref() == Some("self.adapter")));
+    assert!(
+        f.references
+            .iter()
+            .any(|r| r.name == "send" && r.receiver.as_deref() == Some("self.adapter"))
+    );
     let imports: Vec<(&str, Vec<(String, String)>)> = f
         .imports
         .iter()
@@ -104,7 +120,13 @@ class Session(Base, mixins.Mixin):
     assert_eq!(imports[0].0, "os");
     assert_eq!(
         imports[1],
-        (".models", vec![("Request".into(), "Req".into()), ("Response".into(), "Response".into())])
+        (
+            ".models",
+            vec![
+                ("Request".into(), "Req".into()),
+                ("Response".into(), "Response".into())
+            ]
+        )
     );
     assert_eq!(imports[2], (".", vec![("utils".into(), "utils".into())]));
 }
@@ -148,7 +170,13 @@ const obj = new Foo({
             o(Function, "createApp", 5, 7, None),
             o(Function, "handler", 9, 11, None),
             o(Class, "Application", 13, 21, None),
-            o(Constructor, "Application.constructor", 14, 17, Some("Application")),
+            o(
+                Constructor,
+                "Application.constructor",
+                14,
+                17,
+                Some("Application")
+            ),
             o(Method, "Application.listen", 18, 20, Some("Application")),
             o(Function, "handle", 23, 25, None),
             o(Constant, "obj", 27, 29, None),
@@ -162,10 +190,16 @@ const obj = new Foo({
     let modules: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
     assert_eq!(modules, ["path", "./util", "./router"]);
     assert_eq!(f.imports[0].module_alias.as_deref(), Some("path"));
-    assert_eq!(f.imports[1].names, vec![("join".to_string(), "join".to_string())]);
+    assert_eq!(
+        f.imports[1].names,
+        vec![("join".to_string(), "join".to_string())]
+    );
     assert_eq!(
         f.imports[2].names,
-        vec![("default".to_string(), "Router".to_string()), ("route".to_string(), "r".to_string())]
+        vec![
+            ("default".to_string(), "Router".to_string()),
+            ("route".to_string(), "r".to_string())
+        ]
     );
 }
 
@@ -250,7 +284,11 @@ public class Greeter extends Base implements Runnable {
     enum Mode { ON, OFF }
 }
 "#;
-    let f = parse_file("src/main/java/com/example/app/Greeter.java", Lang::Java, src.as_bytes());
+    let f = parse_file(
+        "src/main/java/com/example/app/Greeter.java",
+        Lang::Java,
+        src.as_bytes(),
+    );
     assert_eq!(f.package.as_deref(), Some("com.example.app"));
     assert_eq!(
         outline(&f),
@@ -259,8 +297,20 @@ public class Greeter extends Base implements Runnable {
             o(Constant, "Greeter.MAX", 8, 8, Some("Greeter")),
             o(Constructor, "Greeter.Greeter", 11, 13, Some("Greeter")),
             o(Method, "Greeter.run", 15, 22, Some("Greeter")),
-            o(Class, "Greeter.run.anonymous Runnable", 19, 21, Some("Greeter.run")),
-            o(Method, "Greeter.run.anonymous Runnable.run", 20, 20, Some("Greeter.run.anonymous Runnable")),
+            o(
+                Class,
+                "Greeter.run.anonymous Runnable",
+                19,
+                21,
+                Some("Greeter.run")
+            ),
+            o(
+                Method,
+                "Greeter.run.anonymous Runnable.run",
+                20,
+                20,
+                Some("Greeter.run.anonymous Runnable")
+            ),
             o(Record, "Greeter.Pair", 24, 24, Some("Greeter")),
             o(Enum, "Greeter.Mode", 26, 26, Some("Greeter")),
         ]
@@ -268,9 +318,17 @@ public class Greeter extends Base implements Runnable {
     assert_eq!(find(&f, "Greeter").doc.as_deref(), Some("Greets people."));
     assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
     assert!(has_ref(&f, RefKind::Implements, None, "Runnable"));
-    let help = f.references.iter().find(|r| r.name == "help").expect("help call");
+    let help = f
+        .references
+        .iter()
+        .find(|r| r.name == "help")
+        .expect("help call");
     assert_eq!(help.receiver_type.as_deref(), Some("Helper"));
-    let trim = f.references.iter().find(|r| r.name == "trim").expect("trim call");
+    let trim = f
+        .references
+        .iter()
+        .find(|r| r.name == "trim")
+        .expect("trim call");
     assert_eq!(trim.receiver_type.as_deref(), Some("Strings"));
     assert_eq!(f.imports[1].module, "com.example.util.Strings");
 }
@@ -317,16 +375,32 @@ func newNode() *node { return &node{} }
             o(Constant, "router.MaxDepth", 9, 9, None),
             o(Struct, "router.Router", 12, 15, None),
             o(Interface, "router.Handler", 17, 19, None),
-            o(Method, "router.Handler.Serve", 18, 18, Some("router.Handler")),
+            o(
+                Method,
+                "router.Handler.Serve",
+                18,
+                18,
+                Some("router.Handler")
+            ),
             o(TypeAlias, "router.HandlerFunc", 21, 21, None),
             o(Method, "Router.Handle", 24, 29, None),
             o(Function, "router.newNode", 31, 31, None),
         ]
     );
-    assert_eq!(find(&f, "router.Router").doc.as_deref(), Some("Router routes requests."));
-    assert_eq!(find(&f, "Router.Handle").doc.as_deref(), Some("Handle registers a route."));
+    assert_eq!(
+        find(&f, "router.Router").doc.as_deref(),
+        Some("Router routes requests.")
+    );
+    assert_eq!(
+        find(&f, "Router.Handle").doc.as_deref(),
+        Some("Handle registers a route.")
+    );
     assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
-    let check = f.references.iter().find(|r| r.name == "check").expect("check");
+    let check = f
+        .references
+        .iter()
+        .find(|r| r.name == "check")
+        .expect("check");
     assert_eq!(check.receiver_type.as_deref(), Some("Router"));
     assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
     assert_eq!(f.imports[1].module, "github.com/acme/app/core/logx");
@@ -378,7 +452,13 @@ mod tests {
             o(Trait, "Shape", 8, 10, None),
             o(Method, "Shape::area", 9, 9, Some("Shape")),
             o(Impl, "impl fmt::Display for Point<T>", 12, 16, None),
-            o(Method, "Point::fmt", 13, 15, Some("impl fmt::Display for Point<T>")),
+            o(
+                Method,
+                "Point::fmt",
+                13,
+                15,
+                Some("impl fmt::Display for Point<T>")
+            ),
             o(Impl, "impl Point<T>", 18, 25, None),
             o(Method, "Point::new", 20, 24, Some("impl Point<T>")),
             o(Macro, "square", 27, 27, None),
@@ -390,7 +470,11 @@ mod tests {
     assert_eq!(find(&f, "Point::new").doc.as_deref(), Some("Makes one."));
     assert!(find(&f, "tests").is_test && find(&f, "tests::works").is_test);
     assert!(!find(&f, "Point::new").is_test);
-    let search = f.references.iter().find(|r| r.name == "search").expect("search");
+    let search = f
+        .references
+        .iter()
+        .find(|r| r.name == "search")
+        .expect("search");
     assert_eq!(search.receiver_type.as_deref(), Some("Searcher"));
     assert!(has_ref(&f, RefKind::Call, Some("Self"), "check"));
     assert!(has_ref(&f, RefKind::Implements, Some("fmt"), "Display"));
@@ -404,9 +488,21 @@ mod tests {
         uses,
         vec![
             ("std".into(), vec![("fmt".into(), "fmt".into())], None),
-            ("crate::search".into(), vec![("Searcher".into(), "Searcher".into())], None),
-            ("crate::search::sink".into(), vec![("Sink".into(), "S".into())], None),
-            ("crate::search".into(), vec![("sink".into(), "sink".into())], None),
+            (
+                "crate::search".into(),
+                vec![("Searcher".into(), "Searcher".into())],
+                None
+            ),
+            (
+                "crate::search::sink".into(),
+                vec![("Sink".into(), "S".into())],
+                None
+            ),
+            (
+                "crate::search".into(),
+                vec![("sink".into(), "sink".into())],
+                None
+            ),
         ]
     );
 }
@@ -428,7 +524,8 @@ fn markdown_sections() {
 
 #[test]
 fn syntax_errors_yield_definitions_and_diagnostics() {
-    let src = "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass Fine:\n    def m(self): pass\n";
+    let src =
+        "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass Fine:\n    def m(self): pass\n";
     let f = parse_file("x.py", Lang::Python, src.as_bytes());
     assert!(!f.diagnostics.is_empty());
     assert!(f.definitions.iter().any(|d| d.name == "ok"));
@@ -442,7 +539,10 @@ fn non_utf8_is_parsed_lossily_with_honest_offsets() {
     let f = parse_file("latin1.py", Lang::Python, &src);
     assert!(f.lossy);
     let g = find(&f, "g");
-    assert_eq!(&src[g.start_byte as usize..g.end_byte as usize], b"def g():\n    pass");
+    assert_eq!(
+        &src[g.start_byte as usize..g.end_byte as usize],
+        b"def g():\n    pass"
+    );
 }
 
 #[test]

@@ -50,8 +50,17 @@ impl Intent {
             .filter(|w| !w.is_empty())
             .collect();
         let count = |set: &[&str]| words.iter().filter(|w| set.contains(w)).count();
-        let tests = count(&["test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures"]);
-        let docs = count(&["doc", "docs", "documentation", "readme", "guide", "documented"]);
+        let tests = count(&[
+            "test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures",
+        ]);
+        let docs = count(&[
+            "doc",
+            "docs",
+            "documentation",
+            "readme",
+            "guide",
+            "documented",
+        ]);
         // A long issue mentions tests in passing; a short question that names them asks.
         let short = question.len() < 400;
         Intent {
@@ -71,10 +80,16 @@ fn order(scores: &[f32], depth: usize) -> Vec<u32> {
         return Vec::new();
     }
     v.select_nth_unstable_by(depth - 1, |&a, &b| {
-        scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b))
+        scores[b as usize]
+            .total_cmp(&scores[a as usize])
+            .then(a.cmp(&b))
     });
     v.truncate(depth);
-    v.sort_by(|&a, &b| scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b)));
+    v.sort_by(|&a, &b| {
+        scores[b as usize]
+            .total_cmp(&scores[a as usize])
+            .then(a.cmp(&b))
+    });
     v
 }
 
@@ -89,14 +104,20 @@ pub fn rank(g: &Graph, ix: &Index, question: &str, semantic: Option<&[f32]>) -> 
     let content = order(&ix.content.score(&terms), SIGNAL_DEPTH);
     let summary = order(&ix.summary.score(&terms), SIGNAL_DEPTH);
     let semantic = semantic.map(|s| {
-        let clean: Vec<f32> = s.iter().map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 }).collect();
+        let clean: Vec<f32> = s
+            .iter()
+            .map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 })
+            .collect();
         order(&clean, SIGNAL_DEPTH)
     });
 
     // Personalised PageRank, seeded by the query-dependent hits (weighted by their rank), over
     // edges in both directions: callers and callees of relevant code are relevant.
     let mut teleport = vec![0.0f32; n];
-    for list in [Some(&content), Some(&summary), semantic.as_ref()].into_iter().flatten() {
+    for list in [Some(&content), Some(&summary), semantic.as_ref()]
+        .into_iter()
+        .flatten()
+    {
         for (r, &node) in list.iter().take(30).enumerate() {
             teleport[node as usize] += 1.0 / (r as f32 + 1.0);
         }

@@ -125,7 +125,11 @@ pub fn select(
         };
     };
     let capped = budget > 0;
-    let node_cap = if capped { (budget / 4).max(64) } else { UNCAPPED_NODE_CAP };
+    let node_cap = if capped {
+        (budget / 4).max(64)
+    } else {
+        UNCAPPED_NODE_CAP
+    };
     let above = ranked
         .iter()
         .take_while(|r| r.score >= top * CLIFF)
@@ -133,7 +137,11 @@ pub fn select(
         .max(1);
     let mut order = round_robin(g, &ranked[..above]);
     if capped {
-        order.extend(ranked[above..].iter().take(MAX_CONSIDERED.saturating_sub(above)));
+        order.extend(
+            ranked[above..]
+                .iter()
+                .take(MAX_CONSIDERED.saturating_sub(above)),
+        );
     }
 
     let mut blocks: Vec<Block> = Vec::new();
@@ -144,7 +152,11 @@ pub fn select(
         if !capped && blocks.len() >= UNCAPPED_MAX_BLOCKS {
             break;
         }
-        let remaining = if capped { budget.saturating_sub(used) } else { usize::MAX };
+        let remaining = if capped {
+            budget.saturating_sub(used)
+        } else {
+            usize::MAX
+        };
         if capped && remaining < 40 {
             break;
         }
@@ -154,7 +166,8 @@ pub fn select(
         }
         let def = g.def(node);
         let has_shown_members = def.kind.is_container()
-            && g.targets(node, &[EdgeKind::Contains]).any(|c| shown.contains(&c));
+            && g.targets(node, &[EdgeKind::Contains])
+                .any(|c| shown.contains(&c));
         let limit = node_cap.min(remaining);
         let mut choice = None;
         if !has_shown_members {

@@ -107,7 +107,11 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
     ));
     match mode {
         Mode::Whole | Mode::Head(_) => {
-            push_numbered(&mut out, def.start_line, &lines_of(src, starts, def.start_line, last));
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, last),
+            );
             if last < def.end_line {
                 out.push_str(&format!(
                     "… {} more lines: expand {}\n",
@@ -123,13 +127,21 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
                 .first()
                 .map_or(def.end_line, |&c| g.def(c).start_line.saturating_sub(1))
                 .min(def.start_line + 15);
-            push_numbered(&mut out, def.start_line, &lines_of(src, starts, def.start_line, header_end.max(def.start_line)));
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, header_end.max(def.start_line)),
+            );
             for c in children {
                 let cd = g.def(c);
                 out.push_str(&format!("{}\t    {} …\n", cd.start_line, cd.signature));
             }
             if def.end_line > header_end {
-                push_numbered(&mut out, def.end_line, &lines_of(src, starts, def.end_line, def.end_line));
+                push_numbered(
+                    &mut out,
+                    def.end_line,
+                    &lines_of(src, starts, def.end_line, def.end_line),
+                );
             }
         }
     }

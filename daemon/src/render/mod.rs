@@ -148,7 +148,10 @@ pub fn referenced(g: &Graph, blocks: &[Block], max: usize) -> Vec<RefSig> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for b in blocks {
-        for t in g.targets(b.node, &[EdgeKind::Calls, EdgeKind::References, EdgeKind::Inherits]) {
+        for t in g.targets(
+            b.node,
+            &[EdgeKind::Calls, EdgeKind::References, EdgeKind::Inherits],
+        ) {
             if out.len() >= max {
                 return out;
             }
@@ -269,12 +272,28 @@ pub fn answer(input: RenderInput) -> Answer {
     for _ in 0..200 {
         let map_text = render_map(&map);
         let savings = show_savings.then_some((tokens, whole_files_tokens));
-        text = compose(&provenance, tokens, &map_text, &blocks, &refs, &pointers, savings);
+        text = compose(
+            &provenance,
+            tokens,
+            &map_text,
+            &blocks,
+            &refs,
+            &pointers,
+            savings,
+        );
         let measured = count(enc, &text);
         if measured != tokens {
             tokens = measured;
             let savings = show_savings.then_some((tokens, whole_files_tokens));
-            text = compose(&provenance, tokens, &map_text, &blocks, &refs, &pointers, savings);
+            text = compose(
+                &provenance,
+                tokens,
+                &map_text,
+                &blocks,
+                &refs,
+                &pointers,
+                savings,
+            );
             tokens = count(enc, &text);
         }
         if budget == 0 || tokens <= budget {
@@ -328,4 +347,3 @@ pub fn answer(input: RenderInput) -> Answer {
         ranking: Vec::new(),
     }
 }
-

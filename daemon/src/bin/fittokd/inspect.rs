@@ -10,13 +10,20 @@ use fittok_engine::repo::RepoGraph;
 fn skipped_by_lang(repo: &RepoGraph) -> BTreeMap<Option<Lang>, BTreeMap<&'static str, usize>> {
     let mut out: BTreeMap<Option<Lang>, BTreeMap<&'static str, usize>> = BTreeMap::new();
     for (_, lang, reason) in &repo.walk.skipped {
-        *out.entry(*lang).or_default().entry(reason.name()).or_default() += 1;
+        *out.entry(*lang)
+            .or_default()
+            .entry(reason.name())
+            .or_default() += 1;
     }
     out
 }
 
 fn rate(num: u64, den: u64) -> f64 {
-    if den == 0 { 0.0 } else { 100.0 * num as f64 / den as f64 }
+    if den == 0 {
+        0.0
+    } else {
+        100.0 * num as f64 / den as f64
+    }
 }
 
 pub fn text(repo: &RepoGraph) -> String {
@@ -59,9 +66,21 @@ pub fn text(repo: &RepoGraph) -> String {
             "  files    {} parsed ({:.1} MB){}{}{}",
             s.files,
             s.bytes as f64 / 1e6,
-            if skip.is_empty() { String::new() } else { format!(", skipped: {skip}") },
-            if s.diagnostics > 0 { format!(", {} syntax diagnostics", s.diagnostics) } else { String::new() },
-            if s.lossy_files > 0 { format!(", {} non-UTF-8", s.lossy_files) } else { String::new() },
+            if skip.is_empty() {
+                String::new()
+            } else {
+                format!(", skipped: {skip}")
+            },
+            if s.diagnostics > 0 {
+                format!(", {} syntax diagnostics", s.diagnostics)
+            } else {
+                String::new()
+            },
+            if s.lossy_files > 0 {
+                format!(", {} non-UTF-8", s.lossy_files)
+            } else {
+                String::new()
+            },
         );
         let nodes = s
             .nodes_by_kind

@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use fittok_engine::engine::SemanticMode;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod inspect;
 
@@ -48,13 +52,37 @@ enum Command {
         /// With --json, include the top N of the ranking with each signal's rank.
         #[arg(long, value_name = "N", default_value_t = 0)]
         explain: usize,
+        /// Semantic ranking: `off`, `cached` (cached vectors, plus what can be embedded in
+        /// about two seconds), or `full` (embed every node first).
+        #[arg(long, value_enum, default_value_t = SemanticArg::Cached)]
+        semantic: SemanticArg,
     },
+    /// Index a repository completely (graph, lexical indexes, every embedding into the
+    /// cache) and report the time each stage took.
+    Index { path: PathBuf },
     /// Print the whole source of ids from an answer (`path#Qualified.name` or `path:10-40`).
     Expand {
         path: PathBuf,
         #[arg(required = true)]
         ids: Vec<String>,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SemanticArg {
+    Off,
+    Cached,
+    Full,
+}
+
+impl SemanticArg {
+    fn mode(self) -> SemanticMode {
+        match self {
+            SemanticArg::Off => SemanticMode::Off,
+            SemanticArg::Cached => SemanticMode::Cached(std::time::Duration::from_secs(2)),
+            SemanticArg::Full => SemanticMode::Full,
+        }
+    }
 }
 
 /// The effective budget: the request, capped by FITTOK_MAX_BUDGET when that is set and > 0.
@@ -72,7 +100,12 @@ fn effective_budget(requested: usize) -> usize {
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name)
-        .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        .map(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
         .unwrap_or(false)
 }
 
@@ -112,9 +145,11 @@ fn main() -> anyhow::Result<()> {
             json,
             o200k,
             explain,
+            semantic,
         } => {
-            let engine = fittok_engine::Engine::open(&path)
+            let mut engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
+            engine.enable_semantic(semantic.mode());
             let query = fittok_engine::Query {
                 question,
                 budget: effective_budget(budget),
@@ -132,6 +167,40 @@ fn main() -> anyhow::Result<()> {
             } else {
                 print!("{}", answer.text);
             }
+        }
+        Command::Index { path } => {
+            let t = std::time::Instant::now();
+            let mut engine = fittok_engine::Engine::open(&path)
+                .with_context(|| format!("cannot index {}", path.display()))?;
+            engine.enable_semantic(SemanticMode::Full);
+            let tm = engine.timings;
+            let g = &engine.repo.graph;
+            let bytes: u64 = g.files.iter().map(|f| u64::from(f.bytes)).sum();
+            println!(
+                "{}: {} files ({:.1} MB), {} nodes, {} edges",
+                path.display(),
+                g.files.len(),
+                bytes as f64 / 1e6,
+                g.nodes.len(),
+                g.edges.len()
+            );
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            println!(
+                "walk {:.0} ms · parse {:.0} ms · link {:.0} ms · lexical {:.0} ms · semantic load {:.0} ms · embed {:.0} ms ({} nodes, {:.1}/s) · total {:.0} ms",
+                ms(tm.walk),
+                ms(tm.parse),
+                ms(tm.link),
+                ms(tm.lexical),
+                ms(tm.semantic_load),
+                ms(tm.embed),
+                tm.embedded,
+                tm.embedded as f64 / tm.embed.as_secs_f64().max(1e-9),
+                ms(t.elapsed())
+            );
+            println!(
+                "semantic coverage {:.0}%",
+                engine.semantic_coverage() * 100.0
+            );
         }
         Command::Expand { path, ids } => {
             let engine = fittok_engine::Engine::open(&path)

@@ -1,0 +1,182 @@
+//! Sentence embeddings with all-MiniLM-L6-v2 through candle: BERT, mean pooling over the
+//! attention mask, L2 normalisation — the same vectors sentence-transformers gives.
+//!
+//! The model is loaded from a local directory holding `config.json`, `tokenizer.json` and
+//! `model.safetensors`. Without one, ranking goes on with the other signals; nothing fails.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+/// sentence-transformers' `max_seq_length` for this model.
+pub const MAX_TOKENS: usize = 256;
+/// Cap on tokens per forward pass (batch × longest): bounds memory on long texts.
+const MAX_BATCH_TOKENS: usize = 8192;
+pub const DIM: usize = 384;
+/// The model's identity in cache keys.
+pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("no embedding model: {0}")]
+    Missing(String),
+    #[error("cannot load the embedding model from {path}: {message}")]
+    Load { path: PathBuf, message: String },
+    #[error("embedding failed: {0}")]
+    Compute(String),
+}
+
+impl From<candle_core::Error> for EmbedError {
+    fn from(e: candle_core::Error) -> Self {
+        EmbedError::Compute(e.to_string())
+    }
+}
+
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+}
+
+/// Where the model is looked for: `FITTOK_EMBED_MODEL` (a directory), else the cache's
+/// `models/all-MiniLM-L6-v2`.
+pub fn model_dir() -> Result<PathBuf, EmbedError> {
+    if let Ok(dir) = std::env::var("FITTOK_EMBED_MODEL") {
+        let dir = PathBuf::from(dir);
+        if dir.is_dir() {
+            return Ok(dir);
+        }
+        return Err(EmbedError::Missing(format!(
+            "FITTOK_EMBED_MODEL={} is not a directory",
+            dir.display()
+        )));
+    }
+    let cached = crate::cache_dir().join("models").join("all-MiniLM-L6-v2");
+    if cached.join("model.safetensors").is_file() {
+        return Ok(cached);
+    }
+    Err(EmbedError::Missing(format!(
+        "set FITTOK_EMBED_MODEL to a directory with all-MiniLM-L6-v2, or put it in {}",
+        cached.display()
+    )))
+}
+
+impl Embedder {
+    pub fn load(dir: &Path) -> Result<Embedder, EmbedError> {
+        let err = |message: String| EmbedError::Load {
+            path: dir.to_path_buf(),
+            message,
+        };
+        let config = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| err(format!("config.json: {e}")))?;
+        let config: Config =
+            serde_json::from_str(&config).map_err(|e| err(format!("config.json: {e}")))?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| err(format!("tokenizer.json: {e}")))?;
+        // The shipped tokenizer truncates at 128 and pads to a fixed 128: override both.
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| err(format!("tokenizer truncation: {e}")))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+        let device = Device::Cpu;
+        let weights = dir.join("model.safetensors");
+        // SAFETY: the weights file is memory-mapped read-only; fittok never writes it, and a
+        // concurrent external truncation is outside what any mmap user can defend against.
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }
+            .map_err(|e| err(format!("model.safetensors: {e}")))?;
+        let model = BertModel::load(vb, &config).map_err(|e| err(e.to_string()))?;
+        Ok(Embedder {
+            model,
+            tokenizer,
+            device,
+        })
+    }
+
+    /// Embeds texts; returns one unit vector of [`DIM`] floats per text, in order.
+    pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.iter().map(|t| t.as_str()).collect::<Vec<_>>(), true)
+            .map_err(|e| EmbedError::Compute(e.to_string()))?;
+        // Sort by length so batches pad little; restore the order at the end.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().iter().filter(|&&id| id != 0).count());
+        let mut results: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            let mut longest = 0;
+            while end < order.len() {
+                let len = real_len(&encodings[order[end]]);
+                let next_longest = longest.max(len).max(1);
+                if end > start && next_longest * (end - start + 1) > MAX_BATCH_TOKENS {
+                    break;
+                }
+                longest = next_longest;
+                end += 1;
+            }
+            let batch: Vec<usize> = order[start..end].to_vec();
+            let vectors = self.forward(
+                &batch.iter().map(|&i| &encodings[i]).collect::<Vec<_>>(),
+                longest,
+            )?;
+            for (i, v) in batch.into_iter().zip(vectors) {
+                results[i] = Some(v);
+            }
+            start = end;
+        }
+        for r in results {
+            out.push(r.unwrap_or_else(|| vec![0.0; DIM]));
+        }
+        Ok(out)
+    }
+
+    fn forward(
+        &self,
+        encs: &[&tokenizers::Encoding],
+        len: usize,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let n = encs.len();
+        let mut ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for e in encs {
+            let e_ids = e.get_ids();
+            let e_mask = e.get_attention_mask();
+            for i in 0..len {
+                ids.push(e_ids.get(i).copied().unwrap_or(0));
+                mask.push(e_mask.get(i).copied().unwrap_or(0));
+            }
+        }
+        let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        // Mean over real tokens, then L2 normalisation.
+        let mask_f = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?;
+        let counts = mask_f.sum(1)?.clamp(1e-9, f64::MAX)?;
+        let mean = summed.broadcast_div(&counts)?;
+        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        let unit = mean.broadcast_div(&norm)?;
+        Ok(unit.to_vec2::<f32>()?)
+    }
+}
+
+fn real_len(e: &tokenizers::Encoding) -> usize {
+    e.get_attention_mask().iter().filter(|&&m| m != 0).count()
+}
+
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+pub mod semantic;

@@ -1,0 +1,102 @@
+//! The semantic signal: a vector per node (from the cache or the model), cosine per question.
+
+use std::time::Instant;
+
+use super::{DIM, Embedder, MODEL_ID, dot};
+use crate::index::{Sources, node_text};
+use crate::link::Graph;
+use crate::store::{VectorStore, vector_key};
+
+/// What is embedded for a node: where it is, what it is called, its signature and doc, and
+/// its text (the tokenizer keeps the first 256 tokens).
+pub fn embed_text(g: &Graph, sources: &Sources, node: u32) -> String {
+    let def = g.def(node);
+    let file = g.file_of(node);
+    let mut s = format!("{} {} {}\n", file.path, def.kind.name(), def.qualified_name);
+    if let Some(doc) = &def.doc {
+        s.push_str(doc);
+        s.push('\n');
+    }
+    let text = node_text(g, sources, node);
+    let cut = text.char_indices().nth(1500).map_or(text.len(), |(i, _)| i);
+    s.push_str(&text[..cut]);
+    s
+}
+
+/// Vectors for the nodes of one graph, possibly incomplete.
+pub struct SemanticIndex {
+    vectors: Vec<Option<Vec<f32>>>,
+    keys: Vec<u128>,
+}
+
+impl SemanticIndex {
+    /// Looks every node's vector up in the store (if any).
+    pub fn from_store(g: &Graph, sources: &Sources, store: Option<&VectorStore>) -> SemanticIndex {
+        let keys: Vec<u128> = (0..g.nodes.len() as u32)
+            .map(|n| vector_key(MODEL_ID, &embed_text(g, sources, n)))
+            .collect();
+        let vectors = match store.map(|s| s.get_many(&keys, DIM)) {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "vector store read failed; embedding afresh");
+                vec![None; keys.len()]
+            }
+            None => vec![None; keys.len()],
+        };
+        SemanticIndex { vectors, keys }
+    }
+
+    pub fn coverage(&self) -> f32 {
+        if self.vectors.is_empty() {
+            return 1.0;
+        }
+        self.vectors.iter().filter(|v| v.is_some()).count() as f32 / self.vectors.len() as f32
+    }
+
+    pub fn missing(&self) -> usize {
+        self.vectors.iter().filter(|v| v.is_none()).count()
+    }
+
+    /// Embeds missing nodes in batches, writing each batch to the store, until done or past
+    /// `deadline`. Returns how many nodes were embedded.
+    pub fn fill(
+        &mut self,
+        g: &Graph,
+        sources: &Sources,
+        embedder: &Embedder,
+        store: Option<&VectorStore>,
+        deadline: Option<Instant>,
+    ) -> Result<usize, super::EmbedError> {
+        let missing: Vec<u32> = (0..self.vectors.len() as u32)
+            .filter(|&n| self.vectors[n as usize].is_none())
+            .collect();
+        let mut done = 0;
+        for chunk in missing.chunks(64) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let texts: Vec<String> = chunk.iter().map(|&n| embed_text(g, sources, n)).collect();
+            let vectors = embedder.embed(&texts)?;
+            let mut items = Vec::with_capacity(chunk.len());
+            for (&n, v) in chunk.iter().zip(vectors) {
+                items.push((self.keys[n as usize], v.clone()));
+                self.vectors[n as usize] = Some(v);
+            }
+            if let Some(store) = store {
+                if let Err(e) = store.put_many(&items) {
+                    tracing::warn!(error = %e, "vector store write failed; vectors kept in memory");
+                }
+            }
+            done += chunk.len();
+        }
+        Ok(done)
+    }
+
+    /// Cosine similarity of every node to the question (NaN where no vector yet).
+    pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
+        self.vectors
+            .iter()
+            .map(|v| v.as_ref().map_or(f32::NAN, |v| dot(v, query)))
+            .collect()
+    }
+}
