@@ -67,3 +67,32 @@ pub fn run(name: &str, args: &[&str]) -> Output {
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The all-MiniLM-L6-v2 directory: `FITTOK_EMBED_MODEL`, else `.model/all-MiniLM-L6-v2` in
+/// the workspace (where `scripts/fetch-model.sh` puts it). Tests that need it fail loudly
+/// without it: CI fetches it first.
+pub fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("FITTOK_EMBED_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.model/all-MiniLM-L6-v2")
+        });
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no model at {}: run scripts/fetch-model.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs a binary with the model and a private cache directory.
+pub fn run_with_model(name: &str, args: &[&str], cache: &Path) -> Output {
+    Command::new(bin(name))
+        .args(args)
+        .env_remove("FITTOK_MAX_BUDGET")
+        .env("FITTOK_EMBED_MODEL", model_dir())
+        .env("FITTOK_CACHE_DIR", cache)
+        .output()
+        .expect("run binary")
+}

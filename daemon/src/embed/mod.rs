@@ -180,3 +180,6 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 pub mod semantic;
+
+#[cfg(test)]
+mod tests;

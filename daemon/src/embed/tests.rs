@@ -1,0 +1,52 @@
+//! The embedder against sentence-transformers' own vectors (tests/fixtures, written by
+//! scripts/reference-vectors.py): every text must reach cosine ≥ 0.9999.
+
+use std::path::PathBuf;
+
+use super::{DIM, Embedder, dot};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn model() -> Embedder {
+    let dir = std::env::var_os("FITTOK_EMBED_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join(".model/all-MiniLM-L6-v2"));
+    Embedder::load(&dir).unwrap_or_else(|e| panic!("{e}: run scripts/fetch-model.sh"))
+}
+
+#[test]
+fn matches_sentence_transformers() {
+    let fixture = std::fs::read_to_string(workspace().join("tests/fixtures/minilm_reference.json"))
+        .expect("reference fixture");
+    let v: serde_json::Value = serde_json::from_str(&fixture).expect("json");
+    let texts: Vec<String> = v["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let reference: Vec<Vec<f32>> = v["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect())
+        .collect();
+    let ours = model().embed(&texts).expect("embed");
+    assert_eq!(ours.len(), texts.len());
+    for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
+        assert_eq!(a.len(), DIM);
+        let cos = dot(a, b);
+        assert!(cos >= 0.9999, "text {i} ({:?}): cosine {cos}", &texts[i][..texts[i].len().min(40)]);
+    }
+}
+
+#[test]
+fn batching_does_not_change_vectors() {
+    let m = model();
+    let texts: Vec<String> = vec!["short".into(), "a much longer text about parsing configuration files".into()];
+    let together = m.embed(&texts).unwrap();
+    let alone = m.embed(&texts[1..]).unwrap();
+    assert!(dot(&together[1], &alone[0]) > 0.99999);
+}

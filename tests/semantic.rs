@@ -1,0 +1,73 @@
+//! The semantic signal end to end: the real model, the real vector cache, a paraphrase.
+
+use fittok_e2e::{TempRepo, run_with_model, stdout};
+
+/// Functions whose names and bodies share no word with the question below.
+fn repo() -> TempRepo {
+    let repo = TempRepo::new("semantic");
+    repo.write(
+        "src/store.py",
+        "def persist_rows(conn, rows):\n    cur = conn.cursor()\n    cur.executemany('INSERT INTO t VALUES (?, ?)', rows)\n    conn.commit()\n\n\ndef vacuum(conn):\n    conn.execute('VACUUM')\n",
+    )
+    .write(
+        "src/imaging.py",
+        "def shrink_picture(img, factor):\n    w, h = img.size\n    return img.resize((w // factor, h // factor))\n\n\ndef rotate(img, deg):\n    return img.rotate(deg)\n",
+    )
+    .write(
+        "src/mail.py",
+        "def dispatch_letter(smtp, to, body):\n    smtp.sendmail('noreply@example.com', [to], body)\n",
+    )
+    .write(
+        "src/clock.py",
+        "def sleep_until(deadline, now):\n    import time\n    time.sleep(max(0, deadline - now))\n",
+    );
+    repo
+}
+
+const QUESTION: &str = "Where do we make photos smaller?";
+
+fn first_node(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(out)).expect("json");
+    v["nodes"][0]["name"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn paraphrase_is_found_only_by_the_semantic_signal() {
+    let repo = repo();
+    let cache = TempRepo::new("semantic-cache");
+    let path = repo.path().to_str().unwrap();
+    let cache_dir = cache.path();
+    // Lexically the question shares no token with the code: nothing ranks, or not this.
+    let off = run_with_model("fittokd", &["query", path, QUESTION, "--json", "--semantic", "off"], cache_dir);
+    assert_ne!(first_node(&off), "shrink_picture");
+
+    let idx = run_with_model("fittokd", &["index", path], cache_dir);
+    assert!(idx.status.success(), "{}", String::from_utf8_lossy(&idx.stderr));
+    assert!(stdout(&idx).contains("semantic coverage 100%"), "{}", stdout(&idx));
+
+    let on = run_with_model("fittokd", &["query", path, QUESTION, "--json"], cache_dir);
+    assert_eq!(first_node(&on), "shrink_picture");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&on)).unwrap();
+    assert_eq!(v["provenance"]["semantic_coverage"].as_f64(), Some(1.0));
+
+    // A second index run embeds nothing: every vector comes from the cache.
+    let again = run_with_model("fittokd", &["index", path], cache_dir);
+    assert!(stdout(&again).contains("embed") && stdout(&again).contains("(0 nodes"), "{}", stdout(&again));
+}
+
+#[test]
+fn missing_model_degrades_to_lexical_with_one_line() {
+    let repo = repo();
+    let cache = TempRepo::new("semantic-nomodel");
+    let out = std::process::Command::new(fittok_e2e::bin("fittokd"))
+        .args(["query", repo.path().to_str().unwrap(), "resize picture", "--json"])
+        .env("FITTOK_EMBED_MODEL", "/nonexistent/model")
+        .env("FITTOK_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(first_node(&out), "shrink_picture");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let note = v["provenance"]["semantic_note"].as_str().unwrap();
+    assert!(note.contains("no embedding model") && !note.contains('\n'), "{note}");
+}
