@@ -27,7 +27,11 @@ fn repo() -> TempRepo {
 const QUESTION: &str = "Where do we make photos smaller?";
 
 fn first_node(out: &std::process::Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(out)).expect("json");
     v["nodes"][0]["name"].as_str().unwrap_or("").to_string()
 }
@@ -39,12 +43,24 @@ fn paraphrase_is_found_only_by_the_semantic_signal() {
     let path = repo.path().to_str().unwrap();
     let cache_dir = cache.path();
     // Lexically the question shares no token with the code: nothing ranks, or not this.
-    let off = run_with_model("fittokd", &["query", path, QUESTION, "--json", "--semantic", "off"], cache_dir);
+    let off = run_with_model(
+        "fittokd",
+        &["query", path, QUESTION, "--json", "--semantic", "off"],
+        cache_dir,
+    );
     assert_ne!(first_node(&off), "shrink_picture");
 
     let idx = run_with_model("fittokd", &["index", path], cache_dir);
-    assert!(idx.status.success(), "{}", String::from_utf8_lossy(&idx.stderr));
-    assert!(stdout(&idx).contains("semantic coverage 100%"), "{}", stdout(&idx));
+    assert!(
+        idx.status.success(),
+        "{}",
+        String::from_utf8_lossy(&idx.stderr)
+    );
+    assert!(
+        stdout(&idx).contains("semantic coverage 100%"),
+        "{}",
+        stdout(&idx)
+    );
 
     let on = run_with_model("fittokd", &["query", path, QUESTION, "--json"], cache_dir);
     assert_eq!(first_node(&on), "shrink_picture");
@@ -53,7 +69,11 @@ fn paraphrase_is_found_only_by_the_semantic_signal() {
 
     // A second index run embeds nothing: every vector comes from the cache.
     let again = run_with_model("fittokd", &["index", path], cache_dir);
-    assert!(stdout(&again).contains("embed") && stdout(&again).contains("(0 nodes"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("embed") && stdout(&again).contains("(0 nodes"),
+        "{}",
+        stdout(&again)
+    );
 }
 
 #[test]
@@ -61,7 +81,12 @@ fn missing_model_degrades_to_lexical_with_one_line() {
     let repo = repo();
     let cache = TempRepo::new("semantic-nomodel");
     let out = std::process::Command::new(fittok_e2e::bin("fittokd"))
-        .args(["query", repo.path().to_str().unwrap(), "resize picture", "--json"])
+        .args([
+            "query",
+            repo.path().to_str().unwrap(),
+            "resize picture",
+            "--json",
+        ])
         .env("FITTOK_EMBED_MODEL", "/nonexistent/model")
         .env("FITTOK_CACHE_DIR", cache.path())
         .output()
@@ -69,5 +94,8 @@ fn missing_model_degrades_to_lexical_with_one_line() {
     assert_eq!(first_node(&out), "shrink_picture");
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let note = v["provenance"]["semantic_note"].as_str().unwrap();
-    assert!(note.contains("no embedding model") && !note.contains('\n'), "{note}");
+    assert!(
+        note.contains("no embedding model") && !note.contains('\n'),
+        "{note}"
+    );
 }

@@ -75,8 +75,7 @@ pub fn model_dir() -> PathBuf {
     let dir = std::env::var_os("FITTOK_EMBED_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../.model/all-MiniLM-L6-v2")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../.model/all-MiniLM-L6-v2")
         });
     assert!(
         dir.join("model.safetensors").is_file(),

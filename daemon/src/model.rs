@@ -95,6 +95,8 @@ pub enum DefKind {
     Module,
     Macro,
     Section,
+    /// A whole source file: its outline (module-level code and top-level signatures).
+    File,
 }
 
 impl DefKind {
@@ -115,6 +117,7 @@ impl DefKind {
             DefKind::Module => "module",
             DefKind::Macro => "macro",
             DefKind::Section => "section",
+            DefKind::File => "file",
         }
     }
 

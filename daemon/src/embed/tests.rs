@@ -31,21 +31,34 @@ fn matches_sentence_transformers() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        })
         .collect();
     let ours = model().embed(&texts).expect("embed");
     assert_eq!(ours.len(), texts.len());
     for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
         assert_eq!(a.len(), DIM);
         let cos = dot(a, b);
-        assert!(cos >= 0.9999, "text {i} ({:?}): cosine {cos}", &texts[i][..texts[i].len().min(40)]);
+        assert!(
+            cos >= 0.9999,
+            "text {i} ({:?}): cosine {cos}",
+            &texts[i][..texts[i].len().min(40)]
+        );
     }
 }
 
 #[test]
 fn batching_does_not_change_vectors() {
     let m = model();
-    let texts: Vec<String> = vec!["short".into(), "a much longer text about parsing configuration files".into()];
+    let texts: Vec<String> = vec![
+        "short".into(),
+        "a much longer text about parsing configuration files".into(),
+    ];
     let together = m.embed(&texts).unwrap();
     let alone = m.embed(&texts[1..]).unwrap();
     assert!(dot(&together[1], &alone[0]) > 0.99999);

@@ -8,6 +8,7 @@ pub mod tokenize;
 use std::sync::Arc;
 
 use crate::link::{EdgeKind, Graph};
+use crate::model::DefKind;
 
 /// The bytes of every file in the graph, aligned with `graph.files`.
 pub type Sources = Vec<Arc<[u8]>>;
@@ -32,15 +33,13 @@ pub fn node_text(g: &Graph, sources: &Sources, node: u32) -> String {
     let src = &sources[nr.file as usize];
     let start = (def.start_byte as usize).min(src.len());
     let end = (def.end_byte as usize).min(src.len()).max(start);
-    if !def.kind.is_container() {
+    if !def.kind.is_container() && def.kind != DefKind::File {
         let end = end.min(start + MAX_DOC_BYTES);
         return String::from_utf8_lossy(&src[start..end]).into_owned();
     }
     let mut out = String::new();
     let mut pos = start;
-    let mut children: Vec<u32> = g.targets(node, &[EdgeKind::Contains]).collect();
-    children.sort_by_key(|&c| g.def(c).start_byte);
-    for c in children {
+    for c in g.members(node) {
         let cd = g.def(c);
         let (cs, ce) = (cd.start_byte as usize, cd.end_byte as usize);
         if cs < pos || ce > end {

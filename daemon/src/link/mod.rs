@@ -125,6 +125,23 @@ impl Graph {
             .map(|e| e.from)
     }
 
+    /// A node's members, by line: a file's top-level definitions, a container's children.
+    pub fn members(&self, node: u32) -> Vec<u32> {
+        let nr = self.nodes[node as usize];
+        let mut out: Vec<u32> = if self.def(node).kind == DefKind::File {
+            let f = &self.files[nr.file as usize];
+            (0..f.definitions.len() as u32)
+                .filter(|&d| d != nr.def)
+                .filter(|&d| f.definitions[d as usize].parent.is_none())
+                .map(|d| self.node_id(nr.file, d))
+                .collect()
+        } else {
+            self.targets(node, &[EdgeKind::Contains]).collect()
+        };
+        out.sort_by_key(|&n| (self.def(n).start_byte, n));
+        out
+    }
+
     /// The name a member is found under: `Point` for `impl Display for Point`'s `fmt`, the
     /// receiver type for a Go method, the class for a method.
     pub fn owner_type(&self, node: u32) -> Option<String> {

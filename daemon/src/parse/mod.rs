@@ -101,6 +101,7 @@ pub fn parse_file(path: &str, lang: Lang, bytes: &[u8]) -> ParsedFile {
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
     }
+    push_file_node(&mut file, bytes);
     let test_file = file.is_test_file;
     if test_file {
         for def in &mut file.definitions {
@@ -108,6 +109,65 @@ pub fn parse_file(path: &str, lang: Lang, bytes: &[u8]) -> ParsedFile {
         }
     }
     file
+}
+
+/// Every source file also is a node of its own, last in its definitions: its outline carries
+/// the code outside any definition (imports, module-level statements).
+fn push_file_node(file: &mut ParsedFile, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let name = file
+        .path
+        .rsplit('/')
+        .next()
+        .unwrap_or(&file.path)
+        .to_string();
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(2048)]).into_owned();
+    let doc = module_doc(&head);
+    file.definitions.push(Definition {
+        name,
+        qualified_name: file.path.clone(),
+        kind: DefKind::File,
+        start_line: 1,
+        end_line: file.lines.max(1),
+        start_byte: 0,
+        end_byte: bytes.len() as u32,
+        signature: file.path.clone(),
+        doc,
+        parent: None,
+        is_test: false,
+    });
+}
+
+/// The docstring or comment block at the top of a file: what the file is about.
+fn module_doc(head: &str) -> Option<String> {
+    let trimmed = head.trim_start();
+    let text = if let Some(q) = ["\"\"\"", "'''"].iter().find(|q| trimmed.starts_with(**q)) {
+        let rest = &trimmed[3..];
+        rest.split(*q).next().unwrap_or(rest).to_string()
+    } else if trimmed.starts_with("//") || trimmed.starts_with('#') || trimmed.starts_with("/*") {
+        let lines: Vec<&str> = trimmed
+            .lines()
+            .map(str::trim_start)
+            .take_while(|l| {
+                l.starts_with("//")
+                    || l.starts_with('#')
+                    || l.starts_with("/*")
+                    || l.starts_with('*')
+            })
+            .collect();
+        clean_comment(&lines.join("\n"))
+    } else {
+        return None;
+    };
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .collect();
+    (!first.is_empty()).then(|| first.join("\n"))
 }
 
 /// The extraction context: the file being filled, the scope stack, local type bindings.

@@ -8,6 +8,7 @@ use crate::model::{DefKind, Lang, ParsedFile, RefKind};
 fn outline(f: &ParsedFile) -> Vec<(DefKind, String, u32, u32, Option<String>)> {
     f.definitions
         .iter()
+        .filter(|d| d.kind != DefKind::File)
         .map(|d| {
             (
                 d.kind,
@@ -508,6 +509,27 @@ mod tests {
 }
 
 #[test]
+fn every_source_file_has_an_outline_node() {
+    let src = "\"\"\"Sessions and their settings.\"\"\"\nimport os\n\ndef f():\n    pass\n";
+    let f = parse_file("pkg/s.py", Lang::Python, src.as_bytes());
+    let file = f.definitions.last().unwrap();
+    assert_eq!(
+        (file.kind, file.qualified_name.as_str()),
+        (File, "pkg/s.py")
+    );
+    assert_eq!(
+        (file.start_line, file.end_line, file.end_byte as usize),
+        (1, 5, src.len())
+    );
+    assert_eq!(file.doc.as_deref(), Some("Sessions and their settings."));
+    assert!(
+        parse_file("empty.py", Lang::Python, b"")
+            .definitions
+            .is_empty()
+    );
+}
+
+#[test]
 fn markdown_sections() {
     let src = "# Title\n\nintro\n\n## Install\n\n```sh\n# not a heading\n```\n\nSetext\n------\n\ntext\n\n# Second\n";
     let f = parse_file("README.md", Lang::Markdown, src.as_bytes());
@@ -589,7 +611,7 @@ fn random_bytes_never_panic() {
 fn deep_nesting_does_not_overflow() {
     let src = format!("x = {}1{}\n", "(".repeat(5000), ")".repeat(5000));
     let f = parse_file("deep.py", Lang::Python, src.as_bytes());
-    assert!(f.definitions.is_empty());
+    assert!(outline(&f).is_empty());
     let js = format!("const a = {}1{};\n", "[".repeat(5000), "]".repeat(5000));
     parse_file("deep.js", Lang::JavaScript, js.as_bytes());
 }

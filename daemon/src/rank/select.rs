@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::Ranked;
 use crate::index::Sources;
-use crate::link::{EdgeKind, Graph, dir_of};
+use crate::link::{Graph, dir_of};
+use crate::model::DefKind;
 use crate::render::block::{Mode, line_starts, render};
 use crate::tokens::{Encoding, count};
 
@@ -165,18 +166,19 @@ pub fn select(
             continue;
         }
         let def = g.def(node);
-        let has_shown_members = def.kind.is_container()
-            && g.targets(node, &[EdgeKind::Contains])
-                .any(|c| shown.contains(&c));
+        let is_file = def.kind == DefKind::File;
+        let has_shown_members = (def.kind.is_container() || is_file)
+            && g.members(node).iter().any(|c| shown.contains(c));
         let limit = node_cap.min(remaining);
         let mut choice = None;
-        if !has_shown_members {
+        // A file is shown as its outline: its definitions are nodes of their own.
+        if !has_shown_members && !is_file {
             let (text, tokens) = cx.block(node, Mode::Whole);
             if tokens <= limit {
                 choice = Some((Mode::Whole, text, tokens));
             }
         }
-        if choice.is_none() && def.kind.is_container() {
+        if choice.is_none() && (def.kind.is_container() || is_file) {
             let (text, tokens) = cx.block(node, Mode::Skeleton);
             if tokens <= limit {
                 choice = Some((Mode::Skeleton, text, tokens));

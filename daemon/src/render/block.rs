@@ -2,8 +2,8 @@
 //! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
 
 use crate::index::Sources;
-use crate::link::{EdgeKind, Graph};
-use crate::model::Lang;
+use crate::link::Graph;
+use crate::model::{DefKind, Lang};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,6 +33,9 @@ pub fn fence_lang(lang: Lang) -> &'static str {
 pub fn node_id(g: &Graph, node: u32) -> String {
     let def = g.def(node);
     let file = g.file_of(node);
+    if def.kind == DefKind::File {
+        return file.path.clone();
+    }
     let dup = file
         .definitions
         .iter()
@@ -105,8 +108,16 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
         },
         fence_lang(file.lang)
     ));
+    let outline = def.kind.is_container() || def.kind == DefKind::File;
     match mode {
-        Mode::Whole | Mode::Head(_) => {
+        Mode::Whole => {
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, def.end_line),
+            );
+        }
+        Mode::Head(_) if !outline => {
             push_numbered(
                 &mut out,
                 def.start_line,
@@ -120,31 +131,52 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
                 ));
             }
         }
-        Mode::Skeleton => {
-            let mut children: Vec<u32> = g.targets(node, &[EdgeKind::Contains]).collect();
-            children.sort_by_key(|&c| g.def(c).start_line);
-            let header_end = children
-                .first()
-                .map_or(def.end_line, |&c| g.def(c).start_line.saturating_sub(1))
-                .min(def.start_line + 15);
-            push_numbered(
-                &mut out,
-                def.start_line,
-                &lines_of(src, starts, def.start_line, header_end.max(def.start_line)),
-            );
-            for c in children {
-                let cd = g.def(c);
-                out.push_str(&format!("{}\t    {} …\n", cd.start_line, cd.signature));
+        Mode::Skeleton | Mode::Head(_) => {
+            let lines = outline_lines(g, src, starts, node);
+            let keep = match mode {
+                Mode::Head(n) => (n as usize).min(lines.len()),
+                _ => lines.len(),
+            };
+            for l in &lines[..keep] {
+                out.push_str(l);
             }
-            if def.end_line > header_end {
-                push_numbered(
-                    &mut out,
-                    def.end_line,
-                    &lines_of(src, starts, def.end_line, def.end_line),
-                );
+            if keep < lines.len() {
+                out.push_str(&format!(
+                    "… {} more outline lines: expand {}\n",
+                    lines.len() - keep,
+                    node_id(g, node)
+                ));
             }
         }
     }
     out.push_str("```\n");
+    out
+}
+
+/// A container's or file's outline: its own lines verbatim (blank ones dropped), each member
+/// as one signature line.
+fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
+    let def = g.def(node);
+    let members = g.members(node);
+    let mut out = Vec::new();
+    let mut line = def.start_line;
+    let mut next = members.iter().peekable();
+    while line <= def.end_line {
+        if let Some(&&m) = next.peek() {
+            let md = g.def(m);
+            if md.start_line <= line {
+                out.push(format!("{}\t{} …\n", md.start_line, md.signature));
+                line = line.max(md.end_line + 1);
+                next.next();
+                continue;
+            }
+        }
+        match lines_of(src, starts, line, line).pop() {
+            Some(text) if !text.trim().is_empty() => out.push(format!("{line}\t{text}\n")),
+            Some(_) => {}
+            None => break,
+        }
+        line += 1;
+    }
     out
 }
