@@ -180,6 +180,8 @@ pub struct Definition {
 #[serde(rename_all = "snake_case")]
 pub enum RefKind {
     Call,
+    /// A macro invocation (`name!(…)`): resolves to macros only.
+    MacroCall,
     Type,
     Inherits,
     Implements,

@@ -75,6 +75,8 @@ pub struct Graph {
     pub stats: Vec<FileStats>,
     /// (file, reference index) of every reference that did not resolve.
     pub unresolved: Vec<(u32, u32)>,
+    /// (file, reference index, first target node) of every reference that resolved.
+    pub resolutions: Vec<(u32, u32, u32)>,
     /// Outgoing and incoming edge indices per node.
     pub out_edges: Vec<Vec<u32>>,
     pub in_edges: Vec<Vec<u32>>,
@@ -153,6 +155,15 @@ impl Graph {
                 .split_once('.')
                 .map(|(t, _)| t.to_string());
         }
+        // JS `app.handle = function …` belongs to `app`.
+        if file.lang.family() == Lang::JavaScript.family()
+            && def.parent.is_none()
+            && def.kind == DefKind::Function
+        {
+            if let Some((owner, _)) = def.qualified_name.rsplit_once('.') {
+                return Some(owner.rsplit('.').next().unwrap_or(owner).to_string());
+            }
+        }
         let parent = self.parent(node)?;
         let p = self.def(parent);
         match p.kind {
@@ -187,6 +198,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     let mut edges = Vec::new();
     let mut imports = Vec::new();
     let mut unresolved = Vec::new();
+    let mut resolutions = Vec::new();
     let mut stats = vec![FileStats::default(); g.files.len()];
     for (fi, f) in g.files.iter().enumerate() {
         let fi = fi as u32;
@@ -223,12 +235,13 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
                 continue;
             }
             s.resolved += 1;
+            resolutions.push((fi, ri as u32, targets[0]));
             let from = match r.scope {
                 Some(sc) => g.node_id(fi, sc),
                 None => continue, // module-level code: counted, but no node to hang it on
             };
             let kind = match r.kind {
-                RefKind::Call => EdgeKind::Calls,
+                RefKind::Call | RefKind::MacroCall => EdgeKind::Calls,
                 RefKind::Type => EdgeKind::References,
                 RefKind::Inherits => EdgeKind::Inherits,
                 RefKind::Implements => EdgeKind::Implements,
@@ -254,6 +267,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     g.imports = imports;
     g.stats = stats;
     g.unresolved = unresolved;
+    g.resolutions = resolutions;
     g
 }
 

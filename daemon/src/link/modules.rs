@@ -20,6 +20,8 @@ pub struct ModuleIndex {
     /// Rust crate root dirs by their crate-ish name (`grep_searcher`, `searcher`).
     rust_crates: HashMap<String, Vec<String>>,
     rust_roots: Vec<String>,
+    /// Package name of the Go files at the repository root, if any.
+    go_root_package: Option<String>,
 }
 
 pub fn dir_of(path: &str) -> &str {
@@ -105,6 +107,9 @@ impl ModuleIndex {
                     }
                 }
                 Lang::Go => {
+                    if dir_of(&f.path).is_empty() && !f.path.ends_with("_test.go") {
+                        ix.go_root_package = f.package.clone();
+                    }
                     ix.go_dirs
                         .entry(dir_of(&f.path).to_string())
                         .or_default()
@@ -229,7 +234,14 @@ impl ModuleIndex {
                 return files.clone();
             }
         }
-        Vec::new()
+        // The module root itself (`github.com/spf13/cobra` is the repository's top directory):
+        // it matches when the root package carries the import path's last element as its name.
+        match (self.go_dirs.get(""), segs.last()) {
+            (Some(files), Some(last)) if self.go_root_package.as_deref() == Some(*last) => {
+                files.clone()
+            }
+            _ => Vec::new(),
+        }
     }
 
     pub fn go_same_package(&self, path: &str) -> Vec<u32> {

@@ -142,6 +142,16 @@ impl<'a> FileScope<'a> {
                 }
                 scope.bind(alias, binding);
             }
+            if f.lang == Lang::Java && !imp.wildcard {
+                // `import a.b.C` depends on C's file, not on every file of package a.b.
+                let def_files: Vec<u32> = imp
+                    .names
+                    .iter()
+                    .filter_map(|(_, alias)| scope.bindings.get(alias))
+                    .flat_map(|b| b.defs.iter().map(|&d| g.nodes[d as usize].file))
+                    .collect();
+                all_files = def_files;
+            }
             all_files.sort_unstable();
             all_files.dedup();
             scope.import_files.push(all_files);
@@ -220,6 +230,7 @@ impl<'a> FileScope<'a> {
 
     fn fits(kind: RefKind, def: DefKind) -> bool {
         match kind {
+            RefKind::MacroCall => def == DefKind::Macro,
             RefKind::Call => def.is_callable() || def.is_type() || def == DefKind::Constant,
             _ => def.is_type(),
         }
@@ -376,6 +387,32 @@ impl<'a> FileScope<'a> {
         Vec::new()
     }
 
+    /// Members of a known type definition: of all types sharing its name, prefer members
+    /// declared beside it (same file, then same directory tree).
+    fn members_of_node(&self, ty: u32, name: &str) -> Vec<u32> {
+        let all = self.members_of(&self.g.def(ty).name, name);
+        if all.len() <= 1 {
+            return all;
+        }
+        let ty_file = self.g.nodes[ty as usize].file;
+        let same_file: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&m| self.g.nodes[m as usize].file == ty_file)
+            .collect();
+        if !same_file.is_empty() {
+            return same_file;
+        }
+        let dir = super::dir_of(&self.g.files[ty_file as usize].path);
+        let root = dir.split("/src").next().unwrap_or(dir);
+        let near: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&m| self.g.file_of(m).path.starts_with(root))
+            .collect();
+        if near.is_empty() { all } else { near }
+    }
+
     fn qualified(&self, recv: &str, r: &Reference) -> Vec<u32> {
         let name = r.name.as_str();
         if let Some(ty) = &r.receiver_type {
@@ -409,7 +446,7 @@ impl<'a> FileScope<'a> {
         if let Some(b) = self.bindings.get(recv) {
             let mut out = self.exported(&b.files, name);
             for &d in &b.defs {
-                out.extend(self.members_of(&self.g.def(d).name, name));
+                out.extend(self.members_of_node(d, name));
             }
             return out;
         }
@@ -459,6 +496,13 @@ impl<'a> FileScope<'a> {
                 }
             }
         }
+        // An object whose members are assigned by name (`app.handle = function …`).
+        if last.chars().next().is_some_and(char::is_lowercase) {
+            let m = self.members_of(last, name);
+            if !m.is_empty() {
+                return m;
+            }
+        }
         // A local variable of unknown type: a method name unique in the language.
         if r.receiver_type.is_none() && !self.bindings.contains_key(first) {
             return self.any_member(name, r.kind);
@@ -466,8 +510,11 @@ impl<'a> FileScope<'a> {
         Vec::new()
     }
 
+    /// A method called on a receiver of unknown type: linked only when exactly one type in
+    /// the language defines it, and it is not a name every standard library uses (a repo's
+    /// only `unwrap` is not what `x.unwrap()` calls).
     fn any_member(&self, name: &str, kind: RefKind) -> Vec<u32> {
-        if kind != RefKind::Call {
+        if kind != RefKind::Call || is_common_method(self.lang, name) {
             return Vec::new();
         }
         self.unique(
@@ -480,4 +527,246 @@ impl<'a> FileScope<'a> {
                 .filter(|&n| self.same_family(n) && self.g.def(n).kind.is_callable()),
         )
     }
+}
+
+/// Method names so common in a language's standard library that a repository's single
+/// definition of one says nothing about what an unknown receiver's call reaches.
+fn is_common_method(lang: Lang, name: &str) -> bool {
+    const RUST: &[&str] = &[
+        "unwrap",
+        "expect",
+        "map",
+        "and_then",
+        "ok",
+        "err",
+        "clone",
+        "to_string",
+        "to_owned",
+        "into",
+        "iter",
+        "iter_mut",
+        "into_iter",
+        "len",
+        "is_empty",
+        "push",
+        "pop",
+        "get",
+        "get_mut",
+        "insert",
+        "remove",
+        "contains",
+        "as_ref",
+        "as_mut",
+        "as_str",
+        "as_bytes",
+        "collect",
+        "join",
+        "new",
+        "default",
+        "fmt",
+        "write",
+        "write_all",
+        "next",
+        "parse",
+        "from",
+        "extend",
+        "take",
+        "unwrap_or",
+        "unwrap_or_else",
+        "map_err",
+        "flush",
+        "read",
+        "lock",
+        "send",
+        "recv",
+        "borrow",
+        "borrow_mut",
+        "filter",
+        "find",
+        "split",
+        "trim",
+        "starts_with",
+        "ends_with",
+        "eq",
+        "cmp",
+        "hash",
+        "build",
+        "finish",
+        "with_capacity",
+        "clear",
+        "is_some",
+        "is_none",
+        "is_ok",
+        "is_err",
+        "as_slice",
+        "to_vec",
+        "copied",
+        "cloned",
+        "last",
+        "first",
+        "sort",
+        "drain",
+        "replace",
+        "chars",
+        "bytes",
+        "lines",
+    ];
+    const PYTHON: &[&str] = &[
+        "get",
+        "items",
+        "keys",
+        "values",
+        "append",
+        "extend",
+        "join",
+        "format",
+        "split",
+        "strip",
+        "startswith",
+        "endswith",
+        "replace",
+        "lower",
+        "upper",
+        "encode",
+        "decode",
+        "read",
+        "write",
+        "close",
+        "update",
+        "pop",
+        "copy",
+        "add",
+        "remove",
+        "insert",
+        "index",
+        "count",
+        "sort",
+        "find",
+        "setdefault",
+        "open",
+        "match",
+        "search",
+        "sub",
+        "group",
+        "__init__",
+        "__call__",
+        "__enter__",
+        "__exit__",
+        "send",
+        "run",
+        "start",
+        "stop",
+    ];
+    const JS: &[&str] = &[
+        "push",
+        "pop",
+        "map",
+        "forEach",
+        "filter",
+        "reduce",
+        "then",
+        "catch",
+        "finally",
+        "get",
+        "set",
+        "has",
+        "delete",
+        "call",
+        "apply",
+        "bind",
+        "toString",
+        "slice",
+        "splice",
+        "concat",
+        "join",
+        "split",
+        "indexOf",
+        "includes",
+        "keys",
+        "values",
+        "entries",
+        "replace",
+        "trim",
+        "emit",
+        "on",
+        "once",
+        "send",
+        "end",
+        "write",
+        "test",
+        "exec",
+        "parse",
+        "stringify",
+        "resolve",
+        "reject",
+        "log",
+        "error",
+        "warn",
+        "some",
+        "every",
+        "find",
+        "sort",
+        "assign",
+        "create",
+        "freeze",
+        "next",
+    ];
+    const JAVA: &[&str] = &[
+        "equals",
+        "hashCode",
+        "toString",
+        "get",
+        "set",
+        "add",
+        "put",
+        "size",
+        "isEmpty",
+        "contains",
+        "remove",
+        "iterator",
+        "next",
+        "hasNext",
+        "close",
+        "length",
+        "charAt",
+        "append",
+        "valueOf",
+        "getClass",
+        "clear",
+        "addAll",
+        "stream",
+        "map",
+        "filter",
+        "collect",
+        "of",
+        "compareTo",
+        "run",
+        "apply",
+        "accept",
+        "write",
+        "read",
+        "print",
+        "println",
+        "format",
+        "trim",
+        "substring",
+        "indexOf",
+        "startsWith",
+        "endsWith",
+    ];
+    const GO: &[&str] = &[
+        "Error", "String", "Len", "Close", "Read", "Write", "Lock", "Unlock", "RLock", "RUnlock",
+        "Add", "Done", "Wait", "Get", "Set", "Load", "Store", "Do", "Run", "Printf", "Println",
+        "Sprintf", "Errorf", "Fatal", "Fatalf", "Equal", "Nil", "NoError", "True", "False",
+        "Value", "Next", "Delete",
+    ];
+    let list = match lang {
+        Lang::Rust => RUST,
+        Lang::Python => PYTHON,
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => JS,
+        Lang::Java => JAVA,
+        Lang::Go => GO,
+        Lang::Markdown => return false,
+    };
+    list.contains(&name)
 }

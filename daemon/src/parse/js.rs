@@ -58,7 +58,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 .or_else(|| cx.field_text(node, "property"))
                 .unwrap_or_default();
             match node.child_by_field_name("value") {
-                Some(v) if is_function(v) => function(cx, node, v, name),
+                Some(v) if is_function(v) => {
+                    function(cx, node, v, name);
+                }
                 _ => cx.children(node, visit),
             }
         }
@@ -69,7 +71,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 .child_by_field_name("key")
                 .map(|k| unquote(&cx.text(k)));
             match (key, node.child_by_field_name("value")) {
-                (Some(key), Some(v)) if is_function(v) => function(cx, node, v, key),
+                (Some(key), Some(v)) if is_function(v) => {
+                    function(cx, node, v, key);
+                }
                 _ => cx.children(node, visit),
             }
         }
@@ -100,6 +104,10 @@ fn is_function(node: Node) -> bool {
 
 /// A function-like definition: `outer` is its extent, `func` the node with parameters/body.
 fn function(cx: &mut Cx, outer: Node, func: Node, name: String) {
+    function_index(cx, outer, func, name);
+}
+
+fn function_index(cx: &mut Cx, outer: Node, func: Node, name: String) -> u32 {
     let kind = if name == "constructor" && cx.in_container() {
         DefKind::Constructor
     } else if cx.in_container() {
@@ -126,6 +134,7 @@ fn function(cx: &mut Cx, outer: Node, func: Node, name: String) {
             }
         }
     });
+    idx
 }
 
 fn parameters(cx: &mut Cx, params: Node) {
@@ -324,7 +333,15 @@ fn assignment(cx: &mut Cx, node: Node) {
                 Some(p) if p.kind() == "expression_statement" => p,
                 _ => node,
             };
-            return function(cx, outer, right, name);
+            let top_level = cx.scope().is_none();
+            let idx = function_index(cx, outer, right, name);
+            // `app.handle = function …` / `Router.prototype.use = …`: a member of `app` /
+            // `Router`, named by what it is assigned to.
+            if top_level && left.kind() == "member_expression" {
+                let target = cx.text(left).replace(".prototype.", ".");
+                cx.file.definitions[idx as usize].qualified_name = target;
+            }
+            return;
         }
     }
     if right.kind() == "call_expression" && is_require(cx, right) {

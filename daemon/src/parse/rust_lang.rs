@@ -117,7 +117,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                     Some((r, n)) => (Some(r.to_string()), n.to_string()),
                     None => (None, text),
                 };
-                cx.reference(RefKind::Call, name, receiver, m);
+                cx.reference(RefKind::MacroCall, name, receiver, m);
             }
         }
         _ => cx.children(node, visit),

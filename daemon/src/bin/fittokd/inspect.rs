@@ -195,3 +195,53 @@ pub fn unresolved(repo: &RepoGraph, n: usize) -> String {
     }
     out
 }
+
+/// Resolved references sampled evenly per language: the line that refers, and what it was
+/// linked to.
+pub fn sample(repo: &RepoGraph, root: &std::path::Path, n: usize) -> String {
+    let g = &repo.graph;
+    let mut by_lang: BTreeMap<Lang, Vec<(u32, u32, u32)>> = BTreeMap::new();
+    for &(fi, ri, target) in &g.resolutions {
+        by_lang
+            .entry(g.files[fi as usize].lang)
+            .or_default()
+            .push((fi, ri, target));
+    }
+    let mut out = String::new();
+    for (lang, list) in by_lang {
+        let _ = writeln!(
+            out,
+            "\nresolved in {} (sample of {} of {}):",
+            lang.name(),
+            n.min(list.len()),
+            list.len()
+        );
+        let step = (list.len() / n.max(1)).max(1);
+        for &(fi, ri, target) in list.iter().step_by(step).take(n) {
+            let f = &g.files[fi as usize];
+            let r = &f.references[ri as usize];
+            let line = std::fs::read(root.join(&f.path))
+                .ok()
+                .and_then(|b| {
+                    String::from_utf8_lossy(&b)
+                        .lines()
+                        .nth(r.line as usize - 1)
+                        .map(|l| l.trim().chars().take(90).collect::<String>())
+                })
+                .unwrap_or_default();
+            let t = g.def(target);
+            let _ = writeln!(
+                out,
+                "  {}:{}  {}\n      → {}:{} {} {}",
+                f.path,
+                r.line,
+                line,
+                g.file_of(target).path,
+                t.start_line,
+                t.kind.name(),
+                t.qualified_name
+            );
+        }
+    }
+    out
+}

@@ -33,6 +33,10 @@ enum Command {
         /// Also list the N most frequent unresolved references (receiver and name).
         #[arg(long, value_name = "N")]
         unresolved: Option<usize>,
+        /// Also print N resolved references per language, sampled evenly, with the source
+        /// line and the definition each resolved to: for checking precision by eye.
+        #[arg(long, value_name = "N")]
+        sample: Option<usize>,
     },
     /// Answer a question about a repository in process: the code that answers it, within a
     /// token budget.
@@ -124,6 +128,7 @@ fn main() -> anyhow::Result<()> {
             json,
             max_file_bytes,
             unresolved,
+            sample,
         } => {
             let opts = fittok_engine::walk::WalkOptions { max_file_bytes };
             let repo = fittok_engine::repo::build(&path, &opts)
@@ -136,6 +141,9 @@ fn main() -> anyhow::Result<()> {
             print!("{out}");
             if let Some(n) = unresolved {
                 print!("{}", inspect::unresolved(&repo, n));
+            }
+            if let Some(n) = sample {
+                print!("{}", inspect::sample(&repo, &path, n));
             }
         }
         Command::Query {
