@@ -23,17 +23,33 @@ pub fn embed_text(g: &Graph, sources: &Sources, node: u32) -> String {
     s
 }
 
+/// Whether a node gets a vector. Test code and documentation sections do not: tests are
+/// demoted in ranking anyway and sections are prose the lexical signals read well; leaving
+/// them out saves a large share of the embedding work on big repositories.
+pub fn embeddable(g: &Graph, node: u32) -> bool {
+    let def = g.def(node);
+    !def.is_test && def.kind != crate::model::DefKind::Section
+}
+
 /// Vectors for the nodes of one graph, possibly incomplete.
 pub struct SemanticIndex {
     vectors: Vec<Option<Vec<f32>>>,
     keys: Vec<u128>,
+    eligible: Vec<bool>,
 }
 
 impl SemanticIndex {
     /// Looks every node's vector up in the store (if any).
     pub fn from_store(g: &Graph, sources: &Sources, store: Option<&VectorStore>) -> SemanticIndex {
+        let eligible: Vec<bool> = (0..g.nodes.len() as u32).map(|n| embeddable(g, n)).collect();
         let keys: Vec<u128> = (0..g.nodes.len() as u32)
-            .map(|n| vector_key(MODEL_ID, &embed_text(g, sources, n)))
+            .map(|n| {
+                if eligible[n as usize] {
+                    vector_key(MODEL_ID, &embed_text(g, sources, n))
+                } else {
+                    0
+                }
+            })
             .collect();
         let vectors = match store.map(|s| s.get_many(&keys, DIM)) {
             Some(Ok(v)) => v,
@@ -43,18 +59,33 @@ impl SemanticIndex {
             }
             None => vec![None; keys.len()],
         };
-        SemanticIndex { vectors, keys }
+        let vectors = vectors
+            .into_iter()
+            .zip(&eligible)
+            .map(|(v, &e)| if e { v } else { None })
+            .collect();
+        SemanticIndex {
+            vectors,
+            keys,
+            eligible,
+        }
     }
 
+    /// The share of embeddable nodes that have a vector.
     pub fn coverage(&self) -> f32 {
-        if self.vectors.is_empty() {
+        let total = self.eligible.iter().filter(|&&e| e).count();
+        if total == 0 {
             return 1.0;
         }
-        self.vectors.iter().filter(|v| v.is_some()).count() as f32 / self.vectors.len() as f32
+        (total - self.missing()) as f32 / total as f32
     }
 
     pub fn missing(&self) -> usize {
-        self.vectors.iter().filter(|v| v.is_none()).count()
+        self.vectors
+            .iter()
+            .zip(&self.eligible)
+            .filter(|(v, e)| **e && v.is_none())
+            .count()
     }
 
     /// Embeds missing nodes in batches, writing each batch to the store, until done or past
@@ -68,7 +99,7 @@ impl SemanticIndex {
         deadline: Option<Instant>,
     ) -> Result<usize, super::EmbedError> {
         let missing: Vec<u32> = (0..self.vectors.len() as u32)
-            .filter(|&n| self.vectors[n as usize].is_none())
+            .filter(|&n| self.eligible[n as usize] && self.vectors[n as usize].is_none())
             .collect();
         let mut done = 0;
         for chunk in missing.chunks(64) {

@@ -179,7 +179,7 @@ const obj = new Foo({
                 Some("Application")
             ),
             o(Method, "Application.listen", 18, 20, Some("Application")),
-            o(Function, "handle", 23, 25, None),
+            o(Function, "app.handle", 23, 25, None),
             o(Constant, "obj", 27, 29, None),
             o(Function, "obj.method", 28, 28, Some("obj")),
         ]
