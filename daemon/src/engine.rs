@@ -174,6 +174,12 @@ impl Engine {
         let g = &self.repo.graph;
         let sims = self.similarities(&q.question);
         let ranked = rank(g, &self.index, &q.question, sims.as_deref());
+        // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
+        let terms: std::collections::HashMap<String, f32> =
+            crate::index::bm25::query_terms(&q.question)
+                .into_iter()
+                .filter_map(|(t, w)| self.index.content.idf(&t).map(|idf| (t, w * idf)))
+                .collect();
         let provenance = Provenance {
             repo: self.repo_name(),
             freshness: "index current".into(),
@@ -192,7 +198,7 @@ impl Engine {
         };
         let mut last = None;
         for _ in 0..4 {
-            let selection = select(g, &self.sources, &ranked, code_budget, q.encoding);
+            let selection = select(g, &self.sources, &ranked, code_budget, q.encoding, &terms);
             let a = answer(RenderInput {
                 g,
                 sources: &self.sources,

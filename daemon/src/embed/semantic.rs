@@ -41,7 +41,9 @@ pub struct SemanticIndex {
 impl SemanticIndex {
     /// Looks every node's vector up in the store (if any).
     pub fn from_store(g: &Graph, sources: &Sources, store: Option<&VectorStore>) -> SemanticIndex {
-        let eligible: Vec<bool> = (0..g.nodes.len() as u32).map(|n| embeddable(g, n)).collect();
+        let eligible: Vec<bool> = (0..g.nodes.len() as u32)
+            .map(|n| embeddable(g, n))
+            .collect();
         let keys: Vec<u128> = (0..g.nodes.len() as u32)
             .map(|n| {
                 if eligible[n as usize] {

@@ -21,8 +21,9 @@ pub struct Index {
     pub content: bm25::Bm25,
     pub summary: bm25::Bm25,
     pub pagerank: Vec<f32>,
-    /// The graph's semantic edges (calls, references, inheritance) as (from, to) pairs.
-    pub rank_edges: Vec<(u32, u32)>,
+    /// The graph's semantic edges (calls, references, inheritance) in both directions: the
+    /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
+    pub walk_edges: Vec<(u32, u32)>,
 }
 
 /// A node's own text: its source, with the bodies of member definitions cut out (a class is
@@ -121,11 +122,13 @@ impl Index {
             .map(|e| (e.from, e.to))
             .collect();
         let pagerank = pagerank::pagerank(g.nodes.len(), &rank_edges, None);
+        let mut walk_edges = rank_edges.clone();
+        walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
         Index {
             content: content.finish(),
             summary: summary.finish(),
             pagerank,
-            rank_edges,
+            walk_edges,
         }
     }
 }

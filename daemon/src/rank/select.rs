@@ -14,8 +14,14 @@ use crate::model::DefKind;
 use crate::render::block::{Mode, line_starts, render};
 use crate::tokens::{Encoding, count};
 
-/// Nodes scoring below this fraction of the best are past the relevance cliff.
+/// Nodes scoring below this fraction of the best are past the relevance cliff: with no
+/// budget, they are not shown.
 pub const CLIFF: f32 = 0.4;
+/// Nodes scoring within this fraction of the best are near-ties: they are interleaved by
+/// directory so that a question touching several areas gets each of them early. Below it,
+/// rank order rules (interleaving further down measured worse: single-area answers lose
+/// their second and third best nodes to other directories' weak ones).
+pub const ROUND_ROBIN_BAND: f32 = 0.7;
 /// At most this many ranked nodes are looked at.
 const MAX_CONSIDERED: usize = 250;
 /// With no budget, one node's block may take this many tokens before it is cut.
@@ -55,6 +61,67 @@ impl Ctx<'_> {
         let text = render(self.g, self.sources, node, mode, starts);
         let tokens = count(self.enc, &text);
         (text, tokens)
+    }
+
+    /// For a long function: the window of lines densest in the question's terms that fits
+    /// `limit` tokens, when that window is not simply the head.
+    fn window_within(
+        &mut self,
+        node: u32,
+        limit: usize,
+        terms: &HashMap<String, f32>,
+    ) -> Option<(Mode, String, usize)> {
+        if terms.is_empty() {
+            return None;
+        }
+        let def = self.g.def(node);
+        let file = self.g.nodes[node as usize].file;
+        let src = self.sources[file as usize].clone();
+        let starts = self
+            .starts
+            .entry(file)
+            .or_insert_with(|| line_starts(&src))
+            .clone();
+        let lines = crate::render::block::lines_of(&src, &starts, def.start_line, def.end_line);
+        let weights: Vec<f32> = lines
+            .iter()
+            .map(|l| {
+                let mut seen = HashSet::new();
+                let mut w = 0.0;
+                crate::index::tokenize::for_each_token(l, |t| {
+                    if let Some(x) = terms.get(t) {
+                        if seen.insert(t.to_string()) {
+                            w += x;
+                        }
+                    }
+                });
+                w
+            })
+            .collect();
+        // Window length: the longest head that fits tells how many lines the budget allows.
+        let (Mode::Head(n), _, _) = self.head_within(node, limit)? else {
+            return None;
+        };
+        let n = (n as usize).saturating_sub(2).max(1);
+        if n >= lines.len() {
+            return None;
+        }
+        let mut best = (0.0f32, 0usize);
+        let mut sum: f32 = weights[..n].iter().sum();
+        best = if sum > best.0 { (sum, 0) } else { best };
+        for i in n..weights.len() {
+            sum += weights[i] - weights[i - n];
+            if sum > best.0 + 1e-6 {
+                best = (sum, i + 1 - n);
+            }
+        }
+        if best.1 <= 2 {
+            return None; // the head is the best window
+        }
+        let a = def.start_line + best.1 as u32;
+        let b = a + n as u32 - 1;
+        let (text, tokens) = self.block(node, Mode::Window(a, b));
+        (tokens <= limit).then_some((Mode::Window(a, b), text, tokens))
     }
 
     /// The largest head of `node` whose block fits `limit` tokens.
@@ -112,6 +179,7 @@ pub fn select(
     ranked: &[Ranked],
     budget: usize,
     enc: Encoding,
+    terms: &HashMap<String, f32>,
 ) -> Selection {
     let mut cx = Ctx {
         g,
@@ -131,19 +199,22 @@ pub fn select(
     } else {
         UNCAPPED_NODE_CAP
     };
-    let above = ranked
-        .iter()
-        .take_while(|r| r.score >= top * CLIFF)
-        .count()
-        .max(1);
-    let mut order = round_robin(g, &ranked[..above]);
-    if capped {
-        order.extend(
-            ranked[above..]
-                .iter()
-                .take(MAX_CONSIDERED.saturating_sub(above)),
-        );
-    }
+    let count_above = |f: f32| {
+        ranked
+            .iter()
+            .take_while(|r| r.score >= top * f)
+            .count()
+            .max(1)
+    };
+    let in_band = count_above(ROUND_ROBIN_BAND);
+    let above_cliff = count_above(CLIFF).max(in_band);
+    let mut order = round_robin(g, &ranked[..in_band]);
+    let end = if capped {
+        MAX_CONSIDERED.min(ranked.len())
+    } else {
+        above_cliff
+    };
+    order.extend(ranked[in_band..end.max(in_band)].iter());
 
     let mut blocks: Vec<Block> = Vec::new();
     let mut shown: HashSet<u32> = HashSet::new();
@@ -185,7 +256,12 @@ pub fn select(
             }
         }
         if choice.is_none() && (limit >= 120 || blocks.is_empty()) {
-            choice = cx.head_within(node, limit);
+            if !def.kind.is_container() && !is_file {
+                choice = cx.window_within(node, limit, terms);
+            }
+            if choice.is_none() {
+                choice = cx.head_within(node, limit);
+            }
         }
         let Some((mode, text, tokens)) = choice else {
             continue;

@@ -13,6 +13,8 @@ pub enum Mode {
     Skeleton,
     /// The first `n` lines.
     Head(u32),
+    /// The first line, then lines `a..=b`: the part of a long function the question is about.
+    Window(u32, u32),
 }
 
 pub fn fence_lang(lang: Lang) -> &'static str {
@@ -105,6 +107,7 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
             Mode::Whole => "",
             Mode::Skeleton => " (outline)",
             Mode::Head(_) => " (head)",
+            Mode::Window(..) => " (excerpt)",
         },
         fence_lang(file.lang)
     ));
@@ -127,6 +130,26 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
                 out.push_str(&format!(
                     "… {} more lines: expand {}\n",
                     def.end_line - last,
+                    node_id(g, node)
+                ));
+            }
+        }
+        Mode::Window(a, b) => {
+            let a = a.max(def.start_line + 1);
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, def.start_line),
+            );
+            if a > def.start_line + 1 {
+                out.push_str("⋮\n");
+            }
+            let b = b.min(def.end_line);
+            push_numbered(&mut out, a, &lines_of(src, starts, a, b));
+            if b < def.end_line {
+                out.push_str(&format!(
+                    "⋮ {} more lines: expand {}\n",
+                    def.end_line - b,
                     node_id(g, node)
                 ));
             }

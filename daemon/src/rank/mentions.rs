@@ -1,0 +1,133 @@
+//! The mention signal: code the question names outright — identifiers in backticks or with
+//! code shape (`snake_case`, `camelCase`, `Type::method`, `a.b.c`, `--flag`), and file paths
+//! (tracebacks). A name the user typed is the strongest evidence there is.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::link::Graph;
+use crate::model::DefKind;
+
+/// Identifiers and paths the question mentions, lower-cased.
+pub struct Mentions {
+    /// Last segments of code-shaped identifiers (`get_auth_from_url`, `resolve_redirects`).
+    names: HashSet<String>,
+    /// File paths or path suffixes (`requests/models.py`).
+    paths: Vec<String>,
+}
+
+fn code_shaped(word: &str) -> bool {
+    let has_lower = word.chars().any(|c| c.is_lowercase());
+    let has_upper = word.chars().any(|c| c.is_uppercase());
+    word.contains('_')
+        || (has_lower && has_upper && !word[1..].chars().all(|c| c.is_lowercase()))
+        || word.ends_with("()")
+}
+
+impl Mentions {
+    pub fn of(question: &str) -> Mentions {
+        let mut names = HashSet::new();
+        let mut paths = Vec::new();
+        // Backticked spans are code whatever their shape.
+        let mut in_tick = false;
+        for (i, part) in question.split('`').enumerate() {
+            in_tick = i % 2 == 1;
+            if in_tick && part.len() < 80 {
+                for w in part.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                    if w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()) {
+                        names.insert(w.to_lowercase());
+                    }
+                }
+            }
+        }
+        let _ = in_tick;
+        for raw in question.split(|c: char| c.is_whitespace() || "\"'(),;<>[]{}=".contains(c)) {
+            let w = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '/'));
+            if w.is_empty() {
+                continue;
+            }
+            // Paths: something/with.ext (traceback lines, "in src/foo.rs").
+            if w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')) {
+                paths.push(w.trim_start_matches("./").to_lowercase());
+                continue;
+            }
+            // Dotted or path-qualified names: keep the last segment and the whole.
+            let last = w.rsplit([':', '.']).find(|s| !s.is_empty()).unwrap_or(w);
+            let flag = raw.trim_start().starts_with("--");
+            if flag && w.len() >= 3 {
+                names.insert(w.trim_start_matches('-').replace('-', "_").to_lowercase());
+                continue;
+            }
+            if (code_shaped(last) || w.contains("::") || (w.contains('.') && code_shaped(w)))
+                && last.len() >= 3
+            {
+                names.insert(last.trim_end_matches("()").to_lowercase());
+            }
+        }
+        Mentions { names, paths }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.paths.is_empty()
+    }
+
+    /// A score per node: 3 for a node named as mentioned, 1 for being in a mentioned file
+    /// (2 for the file node itself).
+    pub fn scores(&self, g: &Graph) -> Vec<f32> {
+        let mut scores = vec![0.0f32; g.nodes.len()];
+        if self.is_empty() {
+            return scores;
+        }
+        let mut file_hits: HashMap<u32, f32> = HashMap::new();
+        for (fi, f) in g.files.iter().enumerate() {
+            let lower = f.path.to_lowercase();
+            if self
+                .paths
+                .iter()
+                .any(|p| lower.ends_with(p.as_str()) || p.ends_with(lower.as_str()))
+            {
+                file_hits.insert(fi as u32, 1.0);
+            }
+        }
+        for node in 0..g.nodes.len() as u32 {
+            let def = g.def(node);
+            let file = g.nodes[node as usize].file;
+            let mut s = 0.0;
+            if def.kind != DefKind::File && self.names.contains(&def.name.to_lowercase()) {
+                s += 3.0;
+            }
+            if let Some(&h) = file_hits.get(&file) {
+                s += if def.kind == DefKind::File {
+                    2.0 * h
+                } else {
+                    h
+                };
+            }
+            scores[node as usize] = s;
+        }
+        scores
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_code_names_flags_and_paths() {
+        let m = Mentions::of(
+            "Calling `Session.send` fails in requests/models.py, line 12, in prepare_body; \
+             also rg --no-ignore-vcs and HTTPAdapter. The word Because is not code.",
+        );
+        for n in [
+            "send",
+            "session",
+            "prepare_body",
+            "no_ignore_vcs",
+            "httpadapter",
+        ] {
+            assert!(m.names.contains(n), "{n} in {:?}", m.names);
+        }
+        assert!(!m.names.contains("because"));
+        assert_eq!(m.paths, vec!["requests/models.py".to_string()]);
+    }
+}
