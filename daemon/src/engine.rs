@@ -172,7 +172,12 @@ impl Engine {
 
     pub fn query(&self, q: &Query) -> Answer {
         let g = &self.repo.graph;
-        let sims = self.similarities(&q.question);
+        let long = crate::rank::is_long_question(&crate::index::bm25::query_terms(&q.question));
+        let sims = if long {
+            None
+        } else {
+            self.similarities(&q.question)
+        };
         let ranked = rank(g, &self.index, &q.question, sims.as_deref());
         // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
         let terms: std::collections::HashMap<String, f32> =
