@@ -201,8 +201,11 @@ impl Engine {
             )
             .max(b / 2)
         };
-        let mut last = None;
-        for _ in 0..4 {
+        // Select, render, measure: shrink the code's share when the text overshoots, grow it
+        // when reserves went unused; keep the fullest answer that fits.
+        let mut best: Option<Answer> = None;
+        let mut over: Option<Answer> = None;
+        for _ in 0..5 {
             let selection = select(g, &self.sources, &ranked, code_budget, q.encoding, &terms);
             let a = answer(RenderInput {
                 g,
@@ -214,15 +217,27 @@ impl Engine {
                 enc: q.encoding,
                 show_savings: q.show_savings,
             });
-            if q.budget == 0 || a.tokens <= q.budget {
-                let mut a = a;
-                a.ranking = crate::render::explain(g, &ranked, q.explain);
-                return a;
+            if q.budget == 0 {
+                best = Some(a);
+                break;
             }
-            code_budget = code_budget.saturating_sub(a.tokens - q.budget + 20);
-            last = Some(a);
+            if a.tokens <= q.budget {
+                let slack = q.budget - a.tokens;
+                if best.as_ref().is_none_or(|b| a.tokens > b.tokens) {
+                    best = Some(a);
+                }
+                if slack < 60 {
+                    break;
+                }
+                code_budget += slack - 30;
+            } else {
+                code_budget = code_budget.saturating_sub(a.tokens - q.budget + 20);
+                over = Some(a);
+            }
         }
-        last.expect("the loop runs at least once")
+        let mut a = best.or(over).expect("the loop runs at least once");
+        a.ranking = crate::render::explain(g, &ranked, q.explain);
+        a
     }
 
     /// The whole source of nodes named by id (`path#Qualified.name[@line]`) or by range

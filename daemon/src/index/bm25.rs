@@ -115,14 +115,32 @@ pub fn query_terms(text: &str) -> Vec<(String, f32)> {
         }
         *c += 1;
     });
+    // An issue's first line is its title: the most deliberate summary of what it is about.
+    let mut title = std::collections::HashSet::new();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    if let (Some(first), Some(_)) = (lines.next(), lines.next()) {
+        for_each_token(first, |t| {
+            title.insert(t.to_string());
+        });
+    }
     order
         .into_iter()
         .map(|t| {
             let qtf = counts[&t] as f32;
-            (t, 2.0 * qtf / (1.0 + qtf))
+            let w = 2.0 * qtf / (1.0 + qtf);
+            let w = if title.contains(&t) {
+                w * (1.0 + TITLE_BOOST)
+            } else {
+                w
+            };
+            (t, w)
         })
         .collect()
 }
+
+/// Extra weight of a title word in a multi-line question (dev benchmark, 4000 tokens: file
+/// recall 58.4 % without, 60.4 % at 1, 61.4 % at 2).
+const TITLE_BOOST: f32 = 2.0;
 
 #[cfg(test)]
 mod tests {
