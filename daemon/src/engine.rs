@@ -22,6 +22,12 @@ pub enum EngineError {
     UnknownId(String),
 }
 
+/// Whether a question is long enough that the semantic signal is not used for it (see
+/// [`crate::rank::rank`]); callers may skip loading the model for it.
+pub fn is_long_question(question: &str) -> bool {
+    crate::rank::is_long_question(&crate::index::bm25::query_terms(question))
+}
+
 /// One question. `budget` 0 means no cap: the relevance cliff alone decides.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -189,7 +195,11 @@ impl Engine {
             repo: self.repo_name(),
             freshness: "index current".into(),
             semantic_coverage: self.semantic_coverage(),
-            semantic_note: self.semantic_note.clone(),
+            semantic_note: if long {
+                Some("semantic signal not used for long questions: their words decide".into())
+            } else {
+                self.semantic_note.clone()
+            },
         };
         // Reserve room for everything around the code; re-select tighter if the text overshoots.
         let mut code_budget = if q.budget == 0 {

@@ -157,7 +157,9 @@ fn main() -> anyhow::Result<()> {
         } => {
             let mut engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
-            engine.enable_semantic(semantic.mode());
+            if !fittok_engine::engine::is_long_question(&question) {
+                engine.enable_semantic(semantic.mode());
+            }
             let query = fittok_engine::Query {
                 question,
                 budget: effective_budget(budget),
