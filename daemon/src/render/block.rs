@@ -17,17 +17,9 @@ pub enum Mode {
     Window(u32, u32),
 }
 
+/// The info string of a code fence: the language's own name is what Markdown renderers know.
 pub fn fence_lang(lang: Lang) -> &'static str {
-    match lang {
-        Lang::Python => "python",
-        Lang::JavaScript => "javascript",
-        Lang::TypeScript => "typescript",
-        Lang::Tsx => "tsx",
-        Lang::Java => "java",
-        Lang::Go => "go",
-        Lang::Rust => "rust",
-        Lang::Markdown => "markdown",
-    }
+    lang.name()
 }
 
 /// The stable id of a node: `path#qualified_name`, with `@line` when the name repeats in the
