@@ -14,7 +14,7 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 /// sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
 /// Cap on tokens per forward pass (batch × longest): bounds memory on long texts.
-const MAX_BATCH_TOKENS: usize = 8192;
+const MAX_BATCH_TOKENS: usize = 4096;
 pub const DIM: usize = 384;
 /// The model's identity in cache keys.
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";

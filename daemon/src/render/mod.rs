@@ -15,6 +15,13 @@ use crate::rank::select::{Block, Selection};
 use crate::tokens::{Encoding, count};
 use block::{Mode, node_id};
 
+/// The map's size: enough to route follow-up questions, small enough to leave the budget to
+/// code (files, and relevant names per file).
+const MAP_FILES: usize = 8;
+const MAP_NAMES_PER_FILE: usize = 4;
+/// Signatures of definitions the shown code refers to.
+const MAX_REFERENCED: usize = 8;
+
 pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
 
 #[derive(Debug, Clone, Serialize)]
@@ -120,7 +127,7 @@ pub fn map_entries(g: &Graph, ranked: &[Ranked], max_files: usize) -> Vec<MapEnt
             None => continue,
         };
         let entry = &mut files[pos];
-        if entry.1.len() < 6 {
+        if entry.1.len() < MAP_NAMES_PER_FILE {
             entry.1.push((def.qualified_name.clone(), def.start_line));
         }
     }
@@ -247,8 +254,8 @@ pub fn answer(input: RenderInput) -> Answer {
         show_savings,
     } = input;
     let mut blocks = selection.blocks;
-    let mut map = map_entries(g, ranked, 10);
-    let mut refs = referenced(g, &blocks, 10);
+    let mut map = map_entries(g, ranked, MAP_FILES);
+    let mut refs = referenced(g, &blocks, MAX_REFERENCED);
     let mut pointers: Vec<Pointer> = selection
         .pointers
         .iter()
