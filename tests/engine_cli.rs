@@ -197,3 +197,33 @@ fn expand_returns_whole_nodes_and_rejects_unknown_ids() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown id"));
 }
+
+#[test]
+fn savings_footer_and_budget_cap_from_the_environment() {
+    let repo = sample_repo();
+    // A big file around the answer, so that reading it whole costs more than the answer.
+    let mut big = String::new();
+    for i in 0..200 {
+        big.push_str(&format!("def helper_{i}(x):\n    return x + {i}\n\n\n"));
+    }
+    big.push_str("def retry_backoff_client(attempt):\n    return 2 ** attempt\n");
+    repo.write("app/big.py", big);
+    let out = std::process::Command::new(fittok_e2e::bin("fittokd"))
+        .args([
+            "query",
+            repo.path().to_str().unwrap(),
+            "retry backoff client",
+            "--semantic",
+            "off",
+        ])
+        .env("FITTOK_SHOW_SAVINGS", "1")
+        .env("FITTOK_MAX_BUDGET", "400")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        count(Encoding::Cl100k, &text) <= 400,
+        "FITTOK_MAX_BUDGET caps an uncapped call"
+    );
+    assert!(text.contains("tokens instead of"), "{text}");
+}

@@ -76,8 +76,8 @@ pub struct Answer {
     pub nodes: Vec<AnswerNode>,
     pub references: Vec<RefSig>,
     pub pointers: Vec<Pointer>,
-    /// Tokens of the files the shown code comes from, read whole.
-    pub whole_files_tokens: usize,
+    /// Tokens of the files the shown code comes from, read whole (when savings are shown).
+    pub whole_files_tokens: Option<usize>,
     /// The ranking behind the answer (only when asked for: `Query::explain`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranking: Vec<RankedNode>,
@@ -268,30 +268,21 @@ pub fn answer(input: RenderInput) -> Answer {
         .iter()
         .map(|b| (g.nodes[b.node as usize].file, ()))
         .collect();
-    let whole_files_tokens: usize = files
-        .keys()
-        .map(|&f| count(enc, &String::from_utf8_lossy(&sources[f as usize])))
-        .sum();
+    // Reading the shown files whole would cost this much: measured only when it is shown.
+    let whole_files_tokens: Option<usize> = show_savings.then(|| {
+        files
+            .keys()
+            .map(|&f| count(enc, &String::from_utf8_lossy(&sources[f as usize])))
+            .sum()
+    });
     let mut tokens = 0;
     let mut text = String::new();
-    // Each pass drops the least valuable part until the text fits; the token count printed in
-    // the header is re-measured so it is exact.
+    // Each pass drops the least valuable part until the text fits. The header states the
+    // text's own token count, so the text is re-rendered until that count is a fixed point.
     for _ in 0..200 {
         let map_text = render_map(&map);
-        let savings = show_savings.then_some((tokens, whole_files_tokens));
-        text = compose(
-            &provenance,
-            tokens,
-            &map_text,
-            &blocks,
-            &refs,
-            &pointers,
-            savings,
-        );
-        let measured = count(enc, &text);
-        if measured != tokens {
-            tokens = measured;
-            let savings = show_savings.then_some((tokens, whole_files_tokens));
+        for _ in 0..4 {
+            let savings = whole_files_tokens.map(|whole| (tokens, whole));
             text = compose(
                 &provenance,
                 tokens,
@@ -301,7 +292,11 @@ pub fn answer(input: RenderInput) -> Answer {
                 &pointers,
                 savings,
             );
-            tokens = count(enc, &text);
+            let measured = count(enc, &text);
+            if measured == tokens {
+                break;
+            }
+            tokens = measured;
         }
         if budget == 0 || tokens <= budget {
             break;
