@@ -21,6 +21,8 @@ const MAP_FILES: usize = 8;
 const MAP_NAMES_PER_FILE: usize = 4;
 /// Signatures of definitions the shown code refers to.
 const MAX_REFERENCED: usize = 8;
+/// Pointers to relevant nodes that did not fit.
+const MAX_POINTERS: usize = 8;
 
 pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
 
@@ -254,11 +256,20 @@ pub fn answer(input: RenderInput) -> Answer {
         show_savings,
     } = input;
     let mut blocks = selection.blocks;
-    let mut map = map_entries(g, ranked, MAP_FILES);
-    let mut refs = referenced(g, &blocks, MAX_REFERENCED);
+    // Small budgets keep a small frame: one map file / reference per 500 tokens (at least 3).
+    let frame = |max: usize| {
+        if budget == 0 {
+            max
+        } else {
+            (budget / 500).clamp(3, max)
+        }
+    };
+    let mut map = map_entries(g, ranked, frame(MAP_FILES));
+    let mut refs = referenced(g, &blocks, frame(MAX_REFERENCED));
     let mut pointers: Vec<Pointer> = selection
         .pointers
         .iter()
+        .take(frame(MAX_POINTERS))
         .map(|&(n, t)| Pointer {
             id: node_id(g, n),
             tokens: t,
