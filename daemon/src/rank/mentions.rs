@@ -19,7 +19,7 @@ fn code_shaped(word: &str) -> bool {
     let has_lower = word.chars().any(|c| c.is_lowercase());
     let has_upper = word.chars().any(|c| c.is_uppercase());
     word.contains('_')
-        || (has_lower && has_upper && !word[1..].chars().all(|c| c.is_lowercase()))
+        || (has_lower && has_upper && !word.chars().skip(1).all(|c| c.is_lowercase()))
         || word.ends_with("()")
 }
 
@@ -129,5 +129,11 @@ mod tests {
         }
         assert!(!m.names.contains("because"));
         assert_eq!(m.paths, vec!["requests/models.py".to_string()]);
+    }
+
+    #[test]
+    fn any_text_is_safe() {
+        Mentions::of("Étrange_nom ÉcoleNormale 東京_x `` ` --  -- ./ / é.ß::ü");
+        Mentions::of("");
     }
 }
