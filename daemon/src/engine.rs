@@ -289,3 +289,62 @@ impl Engine {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_question_at_any_budget_answers_within_it() {
+        let dir = std::env::temp_dir().join(format!("fittok-engine-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "/// Adds.\npub fn add(a: i32, b: i32) -> i32 { a + b }\npub struct Calc;\nimpl Calc {\n    pub fn total(&self, xs: &[i32]) -> i32 { xs.iter().fold(0, |a, &b| add(a, b)) }\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("README.md"), "# Calc\n\nAdds numbers.\n").unwrap();
+        let engine = Engine::open(&dir).unwrap();
+        let questions = [
+            "",
+            "   ",
+            "how does Calc total numbers?",
+            "Étrange_nom ÉcoleNormale 東京 `add` --flag src/lib.rs:3",
+            &"word ".repeat(2000),
+        ];
+        for q in questions {
+            for budget in [0, 1, 30, 120, 1000] {
+                let a = engine.query(&Query {
+                    question: q.to_string(),
+                    budget,
+                    ..Query::default()
+                });
+                assert!(
+                    budget == 0 || a.tokens <= budget,
+                    "{q:?} {budget}: {}",
+                    a.tokens
+                );
+                assert_eq!(a.tokens, crate::tokens::count(Encoding::Cl100k, &a.text));
+            }
+        }
+        let a = engine.query(&Query {
+            question: "total of numbers in Calc".into(),
+            budget: 1000,
+            ..Query::default()
+        });
+        assert!(
+            a.nodes.iter().any(|n| n.name == "Calc::total"),
+            "{}",
+            a.text
+        );
+        assert!(
+            engine
+                .expand(&["src/lib.rs#Calc::total".into()])
+                .unwrap()
+                .contains("fold")
+        );
+        assert!(engine.expand(&["nope#x".into()]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -34,6 +34,28 @@ pub fn count(enc: Encoding, text: &str) -> usize {
     }
 }
 
+/// The longest prefix of `text` that encodes to at most `max` tokens.
+pub fn truncate(enc: Encoding, text: &str, max: usize) -> String {
+    let Some(b) = bpe(enc) else {
+        return text.chars().take(max * 3).collect();
+    };
+    let ids = b.encode_ordinary(text);
+    if ids.len() <= max {
+        return text.to_string();
+    }
+    // A cut inside a multi-byte character does not decode: step back until it does.
+    let mut n = max;
+    while n > 0 {
+        if let Ok(s) = b.decode(&ids[..n]) {
+            if count(enc, &s) <= max {
+                return s;
+            }
+        }
+        n -= 1;
+    }
+    String::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +65,15 @@ mod tests {
         assert_eq!(count(Encoding::Cl100k, "hello world"), 2);
         assert_eq!(count(Encoding::O200k, "hello world"), 2);
         assert_eq!(count(Encoding::Cl100k, ""), 0);
+    }
+
+    #[test]
+    fn truncation_fits() {
+        let text = "fittok · repo · café 東京 tokens and more words here";
+        for max in 0..12 {
+            let t = truncate(Encoding::Cl100k, text, max);
+            assert!(count(Encoding::Cl100k, &t) <= max);
+            assert!(text.starts_with(&t));
+        }
     }
 }

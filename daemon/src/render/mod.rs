@@ -330,6 +330,15 @@ pub fn answer(input: RenderInput) -> Answer {
             break;
         }
     }
+    // A budget smaller than the answer's frame: cut the text itself, so the budget holds.
+    if budget > 0 && tokens > budget {
+        text = crate::tokens::truncate(enc, &text, budget);
+        tokens = count(enc, &text);
+        blocks.clear();
+        refs.clear();
+        pointers.clear();
+        map.clear();
+    }
     let nodes = blocks
         .iter()
         .map(|b| {
