@@ -89,12 +89,16 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
         _ => def.end_line,
     };
     out.push_str(&format!(
-        "### {}:{}-{} {} {}{}\n```{}\n",
+        "### {}:{}-{} {}{}\n```{}\n",
         file.path,
         def.start_line,
         def.end_line,
-        def.kind.name(),
-        def.qualified_name,
+        // An impl block's name already says `impl …`; a file's name is its path.
+        match def.kind {
+            DefKind::Impl => def.qualified_name.clone(),
+            DefKind::File => "file".to_string(),
+            kind => format!("{} {}", kind.name(), def.qualified_name),
+        },
         match mode {
             Mode::Whole => "",
             Mode::Skeleton => " (outline)",
