@@ -75,6 +75,8 @@ pub struct Engine {
     semantic: Option<Semantic>,
     /// Why semantic ranking is off or partial, in one line.
     semantic_note: Option<String>,
+    /// The repository's issue-template lines, dropped from questions.
+    boilerplate: crate::question::Boilerplate,
 }
 
 impl Engine {
@@ -101,6 +103,7 @@ impl Engine {
             timings,
             semantic: None,
             semantic_note: Some("semantic ranking off".into()),
+            boilerplate: crate::question::Boilerplate::load(&root),
         })
     }
 
@@ -153,6 +156,12 @@ impl Engine {
         self.semantic = Some(Semantic { index, embedder });
     }
 
+    /// Whether the semantic signal would be used for this question (short once the
+    /// repository's issue-template lines are dropped): callers skip loading the model if not.
+    pub fn uses_semantic(&self, question: &str) -> bool {
+        !is_long_question(&self.boilerplate.strip(question))
+    }
+
     pub fn semantic_coverage(&self) -> f32 {
         self.semantic.as_ref().map_or(0.0, |s| s.index.coverage())
     }
@@ -178,16 +187,17 @@ impl Engine {
 
     pub fn query(&self, q: &Query) -> Answer {
         let g = &self.repo.graph;
-        let long = crate::rank::is_long_question(&crate::index::bm25::query_terms(&q.question));
+        let question = self.boilerplate.strip(&q.question);
+        let long = is_long_question(&question);
         let sims = if long {
             None
         } else {
-            self.similarities(&q.question)
+            self.similarities(&question)
         };
-        let ranked = rank(g, &self.index, &q.question, sims.as_deref());
+        let ranked = rank(g, &self.index, &question, sims.as_deref());
         // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
         let terms: std::collections::HashMap<String, f32> =
-            crate::index::bm25::query_terms(&q.question)
+            crate::index::bm25::query_terms(&question)
                 .into_iter()
                 .filter_map(|(t, w)| self.index.content.idf(&t).map(|idf| (t, w * idf)))
                 .collect();

@@ -10,6 +10,7 @@ pub mod index;
 pub mod link;
 pub mod model;
 pub mod parse;
+pub mod question;
 pub mod rank;
 pub mod render;
 pub mod repo;

@@ -157,7 +157,7 @@ fn main() -> anyhow::Result<()> {
         } => {
             let mut engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
-            if !fittok_engine::engine::is_long_question(&question) {
+            if engine.uses_semantic(&question) {
                 engine.enable_semantic(semantic.mode());
             }
             let query = fittok_engine::Query {
