@@ -188,19 +188,19 @@ impl Engine {
     pub fn query(&self, q: &Query) -> Answer {
         let g = &self.repo.graph;
         let question = self.boilerplate.strip(&q.question);
-        let long = is_long_question(&question);
+        let query_terms = crate::index::bm25::query_terms(&question);
+        let long = crate::rank::is_long_question(&query_terms);
         let sims = if long {
             None
         } else {
             self.similarities(&question)
         };
-        let ranked = rank(g, &self.index, &question, sims.as_deref());
+        let ranked = rank(g, &self.index, &question, &query_terms, sims.as_deref());
         // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
-        let terms: std::collections::HashMap<String, f32> =
-            crate::index::bm25::query_terms(&question)
-                .into_iter()
-                .filter_map(|(t, w)| self.index.content.idf(&t).map(|idf| (t, w * idf)))
-                .collect();
+        let terms: std::collections::HashMap<String, f32> = query_terms
+            .iter()
+            .filter_map(|(t, w)| self.index.content.idf(t).map(|idf| (t.clone(), w * idf)))
+            .collect();
         let provenance = Provenance {
             repo: self.repo_name(),
             freshness: "index current".into(),

@@ -70,10 +70,6 @@ impl Boilerplate {
         Boilerplate { lines }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
     /// The question without the lines its template wrote.
     pub fn strip(&self, question: &str) -> String {
         if self.lines.is_empty() {

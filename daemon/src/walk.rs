@@ -4,7 +4,6 @@
 //! in [`WalkReport::skipped`] with its reason (files of unknown languages are not reported: they
 //! are simply not source). Nothing outside the root is ever read: symlinks are not followed.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::Lang;
@@ -89,16 +88,6 @@ pub struct WalkReport {
     pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
     /// Walk errors (loops, permission denied on directories), as text.
     pub errors: Vec<String>,
-}
-
-impl WalkReport {
-    pub fn skipped_by_reason(&self) -> BTreeMap<&'static str, usize> {
-        let mut counts = BTreeMap::new();
-        for (_, _, reason) in &self.skipped {
-            *counts.entry(reason.name()).or_insert(0) += 1;
-        }
-        counts
-    }
 }
 
 #[derive(Debug, thiserror::Error)]

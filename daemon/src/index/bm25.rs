@@ -74,14 +74,6 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
-    pub fn len(&self) -> usize {
-        self.norm.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.norm.is_empty()
-    }
-
     pub fn idf(&self, term: &str) -> Option<f32> {
         self.terms.get(term).map(|&t| self.idf[t as usize])
     }

@@ -9,7 +9,6 @@ pub mod mentions;
 pub mod select;
 
 use crate::index::Index;
-use crate::index::bm25::query_terms;
 use crate::index::pagerank::pagerank;
 use crate::link::Graph;
 use crate::model::DefKind;
@@ -142,16 +141,24 @@ fn order(scores: &[f32], depth: usize) -> Vec<u32> {
 
 /// Ranks all nodes of `g` for `question`. `semantic` holds cosine similarities per node for
 /// the nodes that have vectors (NaN or missing = no vector yet).
-pub fn rank(g: &Graph, ix: &Index, question: &str, semantic: Option<&[f32]>) -> Vec<Ranked> {
+///
+/// `terms` are the question's weighted query terms (`bm25::query_terms`), computed once by the
+/// caller, which also uses them for the semantic decision and for excerpts.
+pub fn rank(
+    g: &Graph,
+    ix: &Index,
+    question: &str,
+    terms: &[(String, f32)],
+    semantic: Option<&[f32]>,
+) -> Vec<Ranked> {
     let n = g.nodes.len();
     if n == 0 {
         return Vec::new();
     }
-    let terms = query_terms(question);
-    let content_scores = ix.content.score(&terms);
+    let content_scores = ix.content.score(terms);
     let content = order(&content_scores, SIGNAL_DEPTH);
     let w = Weights::from_env();
-    let summary = order(&ix.summary.score(&terms), SIGNAL_DEPTH);
+    let summary = order(&ix.summary.score(terms), SIGNAL_DEPTH);
     let mention_scores = mentions::Mentions::of(question).scores(g);
     // Mentions break ties by content relevance: a mentioned file's best functions come first.
     let mention_rank: Vec<f32> = mention_scores
@@ -166,7 +173,7 @@ pub fn rank(g: &Graph, ix: &Index, question: &str, semantic: Option<&[f32]>) -> 
     // without it; 39.2 % fused at weight 1, 43.2 % re-ranking the lexical pool, 45.9 % at
     // weight 0.2). A short question may be a paraphrase sharing no word with the code, which
     // only the semantic signal can bridge: there it ranks every node.
-    let semantic = semantic.filter(|_| !is_long_question(&terms)).map(|s| {
+    let semantic = semantic.filter(|_| !is_long_question(terms)).map(|s| {
         let clean: Vec<f32> = s
             .iter()
             .map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 })
