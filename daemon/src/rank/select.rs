@@ -282,7 +282,7 @@ pub fn select(
 
     let mut pointers = Vec::new();
     for r in ranked.iter().take(MAX_CONSIDERED) {
-        if pointers.len() >= 8 {
+        if pointers.len() >= crate::render::MAX_POINTERS {
             break;
         }
         let covered = shown.contains(&r.node) || ancestors(g, r.node).any(|a| whole.contains(&a));

@@ -22,7 +22,7 @@ const MAP_NAMES_PER_FILE: usize = 4;
 /// Signatures of definitions the shown code refers to.
 const MAX_REFERENCED: usize = 8;
 /// Pointers to relevant nodes that did not fit.
-const MAX_POINTERS: usize = 8;
+pub const MAX_POINTERS: usize = 8;
 
 pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
 
