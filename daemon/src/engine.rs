@@ -1,16 +1,17 @@
 //! The engine in process: open a repository, answer questions, expand ids.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::embed::semantic::SemanticIndex;
-use crate::embed::{Embedder, model_dir};
+use crate::embed::{EmbedError, Embedder, model_dir};
 use crate::index::{Index, Sources};
 use crate::rank::{rank, select::select};
 use crate::render::block::{Mode, line_starts, node_id, render};
 use crate::render::{Answer, Provenance, RenderInput, answer};
-use crate::repo::{self, RepoGraph};
-use crate::store::VectorStore;
+use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
+use crate::store::Store;
 use crate::tokens::Encoding;
 use crate::walk::{WalkError, WalkOptions};
 
@@ -50,6 +51,8 @@ pub struct IndexTimings {
     /// Embedding nodes the cache did not have.
     pub embed: Duration,
     pub embedded: usize,
+    /// Files whose parse came from the cache.
+    pub reused: usize,
 }
 
 /// How much embedding work `enable_semantic` may do now.
@@ -64,7 +67,7 @@ pub enum SemanticMode {
 
 struct Semantic {
     index: SemanticIndex,
-    embedder: Embedder,
+    embedder: Arc<Embedder>,
 }
 
 pub struct Engine {
@@ -73,20 +76,62 @@ pub struct Engine {
     pub index: Index,
     pub timings: IndexTimings,
     semantic: Option<Semantic>,
-    /// Why semantic ranking is off or partial, in one line.
+    /// Why semantic ranking is off, in one line (partial coverage is reported from the index).
     semantic_note: Option<String>,
+    /// What to tell the user about nodes not embedded yet.
+    pending_hint: &'static str,
     /// The repository's issue-template lines, dropped from questions.
     boilerplate: crate::question::Boilerplate,
+    store: Option<Arc<Store>>,
+    /// "index current", or what is pending (set by whoever keeps the engine fresh).
+    pub freshness: String,
 }
 
+/// The store in the cache directory, or `None` (logged) when it cannot be opened — for
+/// example because another process holds it.
+pub fn open_store() -> Option<Arc<Store>> {
+    match Store::open(&crate::cache_dir().join(STORE_FILE)) {
+        Ok(s) => Some(Arc::new(s)),
+        Err(e) => {
+            tracing::warn!(error = %e, "cache unavailable; parses and vectors live in memory only");
+            None
+        }
+    }
+}
+
+/// The cache file's name inside the cache directory.
+pub const STORE_FILE: &str = "cache.redb";
+
 impl Engine {
+    /// Opens a repository in process, with the on-disk cache when it is free.
     pub fn open(path: &Path) -> Result<Engine, EngineError> {
         Self::open_with(path, &WalkOptions::default())
     }
 
     pub fn open_with(path: &Path, opts: &WalkOptions) -> Result<Engine, EngineError> {
+        Self::open_in(path, opts, open_store(), None)
+    }
+
+    /// Opens a repository with a given store (shared by the daemon's repositories) and an
+    /// optional progress callback.
+    pub fn open_in(
+        path: &Path,
+        opts: &WalkOptions,
+        store: Option<Arc<Store>>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Engine, EngineError> {
         let root = path.canonicalize().unwrap_or_else(|_| PathBuf::from(path));
-        let (repo, sources) = repo::build_with_sources(&root, opts)?;
+        let (repo, sources) = repo::build_with_sources(
+            &root,
+            BuildOptions {
+                walk: Some(opts),
+                store: store.as_deref(),
+                progress,
+            },
+        )?;
+        if let Some(p) = progress {
+            p(Phase::Lexical, 0, 1);
+        }
         let t = Instant::now();
         let index = Index::build(&repo.graph, &sources);
         let timings = IndexTimings {
@@ -94,6 +139,7 @@ impl Engine {
             parse: repo.timings.parse,
             link: repo.timings.link,
             lexical: t.elapsed(),
+            reused: repo.timings.reused,
             ..IndexTimings::default()
         };
         Ok(Engine {
@@ -103,7 +149,10 @@ impl Engine {
             timings,
             semantic: None,
             semantic_note: Some("semantic ranking off".into()),
+            pending_hint: "`fittok index` completes them",
             boilerplate: crate::question::Boilerplate::load(&root),
+            store,
+            freshness: "index current".into(),
         })
     }
 
@@ -118,42 +167,94 @@ impl Engine {
         }
         let t = Instant::now();
         let embedder = match model_dir().and_then(|dir| Embedder::load(&dir)) {
-            Ok(e) => e,
+            Ok(e) => Arc::new(e),
             Err(e) => {
                 tracing::info!(error = %e, "semantic ranking unavailable");
-                self.semantic_note = Some(format!("{e}; ranking without semantics"));
+                self.semantic_unavailable(&e.to_string());
                 return;
             }
         };
-        let store_path = crate::cache_dir().join("vectors.redb");
-        let store = match VectorStore::open(&store_path) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "vector cache unavailable; vectors live in memory only");
-                None
-            }
-        };
-        let g = &self.repo.graph;
-        let mut index = SemanticIndex::from_store(g, &self.sources, store.as_ref());
+        self.attach_semantic(embedder);
         self.timings.semantic_load = t.elapsed();
         let t = Instant::now();
         let deadline = match mode {
             SemanticMode::Cached(d) => Some(Instant::now() + d),
             _ => None,
         };
-        match index.fill(g, &self.sources, &embedder, store.as_ref(), deadline) {
+        match self.fill_semantic(deadline) {
             Ok(n) => self.timings.embedded = n,
             Err(e) => tracing::warn!(error = %e, "embedding failed; partial semantic coverage"),
         }
         self.timings.embed = t.elapsed();
-        let coverage = index.coverage();
-        self.semantic_note = (coverage < 1.0).then(|| {
-            format!(
-                "{} nodes not embedded yet; `fittokd index` completes them",
-                index.missing()
-            )
-        });
+    }
+
+    /// Ranks without semantics and says why in every answer.
+    pub fn semantic_unavailable(&mut self, why: &str) {
+        self.semantic = None;
+        self.semantic_note = Some(format!("{why}; ranking without semantics"));
+    }
+
+    /// Attaches a loaded model and the vectors the store has for this repository's nodes.
+    pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
+        let index =
+            SemanticIndex::from_store(&self.repo.graph, &self.sources, self.store.as_deref());
         self.semantic = Some(Semantic { index, embedder });
+        self.semantic_note = None;
+    }
+
+    /// How answers describe nodes still without vectors (the daemon embeds in background).
+    pub fn set_pending_hint(&mut self, hint: &'static str) {
+        self.pending_hint = hint;
+    }
+
+    /// Embeds nodes without vectors until done or `deadline`, through `&self`: readers of a
+    /// shared engine see vectors as they land. Returns how many were embedded.
+    pub fn fill_semantic(&self, deadline: Option<Instant>) -> Result<usize, EmbedError> {
+        let Some(s) = &self.semantic else {
+            return Ok(0);
+        };
+        s.index.fill(
+            &self.repo.graph,
+            &self.sources,
+            &s.embedder,
+            self.store.as_deref(),
+            deadline,
+        )
+    }
+
+    /// Why semantic ranking is off or partial, if it is.
+    pub fn semantic_note(&self) -> Option<String> {
+        match &self.semantic {
+            None => self.semantic_note.clone(),
+            Some(s) if s.index.missing() > 0 => Some(format!(
+                "{} nodes not embedded yet; {}",
+                s.index.missing(),
+                self.pending_hint
+            )),
+            Some(_) => None,
+        }
+    }
+
+    /// (nodes with a vector, nodes that get one): (0, 0) without a model.
+    pub fn semantic_counts(&self) -> (usize, usize) {
+        self.semantic
+            .as_ref()
+            .map_or((0, 0), |s| (s.index.total() - s.index.missing(), s.index.total()))
+    }
+
+    /// Nodes still waiting for a vector (0 without a model).
+    pub fn semantic_missing(&self) -> usize {
+        self.semantic.as_ref().map_or(0, |s| s.index.missing())
+    }
+
+    /// Estimated bytes held in memory: sources, graph, indexes, vectors.
+    pub fn memory_bytes(&self) -> usize {
+        let sources: usize = self.sources.iter().map(|s| s.len()).sum();
+        let g = &self.repo.graph;
+        let vectors = self.semantic.as_ref().map_or(0, |s| s.index.memory_bytes());
+        // Graph, definitions and postings scale with nodes and edges; the constants are the
+        // measured order of magnitude, not exact sizes.
+        sources * 3 + g.nodes.len() * 600 + g.edges.len() * 24 + vectors
     }
 
     /// Whether the semantic signal would be used for this question (short once the
@@ -203,12 +304,12 @@ impl Engine {
             .collect();
         let provenance = Provenance {
             repo: self.repo_name(),
-            freshness: "index current".into(),
+            freshness: self.freshness.clone(),
             semantic_coverage: self.semantic_coverage(),
             semantic_note: if long {
                 Some("semantic signal not used for long questions: their words decide".into())
             } else {
-                self.semantic_note.clone()
+                self.semantic_note()
             },
         };
         // Reserve room for everything around the code; re-select tighter if the text overshoots.

@@ -14,6 +14,8 @@ pub mod question;
 pub mod rank;
 pub mod render;
 pub mod repo;
+pub mod resident;
+pub mod service;
 pub mod store;
 pub mod tokens;
 pub mod walk;
@@ -21,17 +23,5 @@ pub mod walk;
 pub use engine::{Engine, EngineError, Query};
 pub use render::Answer;
 
-/// Where fittok keeps its caches: `FITTOK_CACHE_DIR`, else `$XDG_CACHE_HOME/fittok`, else
-/// `~/.cache/fittok`.
-pub fn cache_dir() -> std::path::PathBuf {
-    if let Some(dir) = std::env::var_os("FITTOK_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return dir.into();
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return std::path::PathBuf::from(dir).join("fittok");
-    }
-    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        Some(home) => std::path::PathBuf::from(home).join(".cache").join("fittok"),
-        None => std::env::temp_dir().join("fittok-cache"),
-    }
-}
+/// Where fittok keeps its caches (shared with the clients through the wire crate).
+pub use fittok_proto::paths::cache_dir;

@@ -1,4 +1,5 @@
-//! A whole repository through walk → parse → link, with timings and a report.
+//! A whole repository through walk → parse → link, with timings and a report. Parses come
+//! from the store when the file's content and the parser build are unchanged.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::link::{Graph, link};
 use crate::model::ParsedFile;
 use crate::parse::parse_file;
+use crate::store::{FileStamp, Store, fnv};
 use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, walk};
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -14,6 +16,39 @@ pub struct Timings {
     pub walk: Duration,
     pub parse: Duration,
     pub link: Duration,
+    /// Files whose parse came from the store.
+    pub reused: usize,
+}
+
+/// A stage of building, reported to a progress callback with (done, total).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Walk,
+    Parse,
+    Link,
+    Lexical,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Walk => "walk",
+            Phase::Parse => "parse",
+            Phase::Link => "link",
+            Phase::Lexical => "lexical",
+        }
+    }
+}
+
+/// Progress callback: phase, done, total.
+pub type Progress<'a> = &'a (dyn Fn(Phase, usize, usize) + Sync);
+
+/// How to build: walk options, the store for cached parses, a progress callback.
+#[derive(Clone, Copy, Default)]
+pub struct BuildOptions<'a> {
+    pub walk: Option<&'a WalkOptions>,
+    pub store: Option<&'a Store>,
+    pub progress: Option<Progress<'a>>,
 }
 
 /// The graph of a repository plus what was skipped.
@@ -26,21 +61,41 @@ pub struct RepoGraph {
 
 /// Parses files on all cores. Order of the result follows the input.
 pub fn parse_all(files: &[SourceFile]) -> Vec<Arc<ParsedFile>> {
+    parse_some(files, &(0..files.len()).collect::<Vec<_>>(), None)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// Parses `files[i]` for each `i` in `which`, on all cores; returns (i, parse) in `which` order.
+fn parse_some(
+    files: &[SourceFile],
+    which: &[usize],
+    progress: Option<Progress<'_>>,
+) -> Vec<(usize, Arc<ParsedFile>)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(files.len().max(1));
+        .min(which.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut out: Vec<Option<Arc<ParsedFile>>> = vec![None; files.len()];
-    let results = std::sync::Mutex::new(Vec::with_capacity(files.len()));
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<(usize, Arc<ParsedFile>)>> = vec![None; which.len()];
+    let results = std::sync::Mutex::new(Vec::with_capacity(which.len()));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
                 let mut local = Vec::new();
                 loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    local.push((i, Arc::new(parse_file(&f.path, f.lang, &f.bytes))));
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = which.get(k) else { break };
+                    let f = &files[i];
+                    local.push((k, (i, Arc::new(parse_file(&f.path, f.lang, &f.bytes)))));
+                    let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let Some(report) = progress {
+                        if n % 16 == 0 || n == which.len() {
+                            report(Phase::Parse, n, which.len());
+                        }
+                    }
                 }
                 if let Ok(mut r) = results.lock() {
                     r.extend(local);
@@ -55,19 +110,88 @@ pub fn parse_all(files: &[SourceFile]) -> Vec<Arc<ParsedFile>> {
 }
 
 pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
-    build_with_sources(root, opts).map(|(repo, _)| repo)
+    build_with_sources(
+        root,
+        BuildOptions {
+            walk: Some(opts),
+            ..BuildOptions::default()
+        },
+    )
+    .map(|(repo, _)| repo)
+}
+
+/// A file's stamp for the parse cache.
+pub fn stamp(f: &SourceFile) -> FileStamp {
+    FileStamp {
+        size: f.bytes.len() as u64,
+        mtime_ns: f.mtime_ns,
+        hash: fnv(&f.bytes, 0xcbf2_9ce4_8422_2325),
+    }
+}
+
+/// Parses every walked file, taking unchanged ones from the store and putting new parses back.
+fn parse_cached(
+    root: &Path,
+    files: &[SourceFile],
+    store: Option<&Store>,
+    progress: Option<Progress<'_>>,
+) -> (Vec<Arc<ParsedFile>>, usize) {
+    let Some(store) = store else {
+        let all: Vec<usize> = (0..files.len()).collect();
+        let parsed = parse_some(files, &all, progress);
+        return (parsed.into_iter().map(|(_, p)| p).collect(), 0);
+    };
+    let root_key = root.to_string_lossy();
+    let stamps: Vec<FileStamp> = files.iter().map(stamp).collect();
+    let query: Vec<(&str, FileStamp)> = files
+        .iter()
+        .zip(&stamps)
+        .map(|(f, s)| (f.path.as_str(), *s))
+        .collect();
+    let cached = store.get_parses(&root_key, &query).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "parse cache read failed; parsing afresh");
+        vec![None; files.len()]
+    });
+    let mut out: Vec<Option<Arc<ParsedFile>>> = cached
+        .into_iter()
+        .zip(files)
+        // A cached parse must be of this very path (the key says so; the check is cheap).
+        .map(|(c, f)| c.filter(|p| p.path == f.path).map(Arc::new))
+        .collect();
+    let missing: Vec<usize> = (0..files.len()).filter(|&i| out[i].is_none()).collect();
+    let reused = files.len() - missing.len();
+    let fresh = parse_some(files, &missing, progress);
+    let to_store: Vec<(FileStamp, &ParsedFile)> =
+        fresh.iter().map(|(i, p)| (stamps[*i], p.as_ref())).collect();
+    let keep: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    if !to_store.is_empty() || reused != files.len() {
+        if let Err(e) = store.put_parses(&root_key, &to_store, &keep) {
+            tracing::warn!(error = %e, "parse cache write failed");
+        }
+    }
+    for (i, p) in fresh {
+        out[i] = Some(p);
+    }
+    (out.into_iter().flatten().collect(), reused)
 }
 
 /// Builds the graph and keeps every file's bytes, aligned with `graph.files`.
 pub fn build_with_sources(
     root: &Path,
-    opts: &WalkOptions,
+    opts: BuildOptions<'_>,
 ) -> Result<(RepoGraph, crate::index::Sources), WalkError> {
+    let default_walk = WalkOptions::default();
     let t0 = Instant::now();
-    let mut report = walk(root, opts)?;
+    let mut report = walk(root, opts.walk.unwrap_or(&default_walk))?;
     let t1 = Instant::now();
-    let parsed = parse_all(&report.files);
+    if let Some(p) = opts.progress {
+        p(Phase::Walk, report.files.len(), report.files.len());
+    }
+    let (parsed, reused) = parse_cached(root, &report.files, opts.store, opts.progress);
     let t2 = Instant::now();
+    if let Some(p) = opts.progress {
+        p(Phase::Link, 0, 1);
+    }
     let graph = link(parsed);
     let t3 = Instant::now();
     // Move the bytes out of the report, aligned with the graph's (path-sorted) files.
@@ -93,6 +217,7 @@ pub fn build_with_sources(
             walk: t1 - t0,
             parse: t2 - t1,
             link: t3 - t2,
+            reused,
         },
     };
     Ok((repo, sources))

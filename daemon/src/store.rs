@@ -1,18 +1,38 @@
-//! Stage 9 (part): the on-disk vector cache, in redb.
+//! The on-disk cache, in redb: vectors and per-file parse results.
 //!
 //! Vectors are keyed by a 128-bit hash of (model id, embedded text), so unchanged code is never
-//! embedded twice, across restarts, branches, worktrees and clones. Every write is one
-//! transaction. A store that cannot be opened, or carries another schema version, is moved
-//! aside and rebuilt — never trusted, never fatal.
+//! embedded twice, across restarts, branches, worktrees and clones. Parse results are keyed by
+//! repository root + file path and carry the file's size, mtime, content hash and the parser's
+//! build id: an entry is used only when the content hash and parser match, so a stale entry is
+//! never trusted. Every write is one transaction. A store that cannot be opened, or carries
+//! another schema version, is moved aside and rebuilt — never trusted, never fatal.
 
 use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadableDatabase, TableDefinition};
 
-const SCHEMA_VERSION: u64 = 1;
+use crate::model::ParsedFile;
+
+const SCHEMA_VERSION: u64 = 2;
 const LOCKED: &str = "locked";
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const VECTORS: TableDefinition<u128, &[u8]> = TableDefinition::new("vectors");
+const PARSES: TableDefinition<&str, &[u8]> = TableDefinition::new("parses");
+
+/// Identifies the parser build: parse results from another one are re-parsed. Computed by
+/// build.rs from the sources of the walk, model and parse stages.
+pub const PARSER_ID: u64 = match u64::from_str_radix(env!("FITTOK_PARSER_ID"), 16) {
+    Ok(id) => id,
+    Err(_) => 0,
+};
+
+/// What the parse cache knows of a file besides its parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub hash: u64,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -25,13 +45,13 @@ pub enum StoreError {
     Db { path: PathBuf, message: String },
 }
 
-pub struct VectorStore {
+pub struct Store {
     db: Database,
     path: PathBuf,
 }
 
 /// FNV-1a over bytes from a given offset basis.
-fn fnv(bytes: &[u8], basis: u64) -> u64 {
+pub fn fnv(bytes: &[u8], basis: u64) -> u64 {
     let mut h = basis;
     for &b in bytes {
         h ^= u64::from(b);
@@ -51,9 +71,9 @@ pub fn vector_key(model: &str, text: &str) -> u128 {
     (u128::from(a) << 64) | u128::from(b)
 }
 
-impl VectorStore {
+impl Store {
     /// Opens (or creates) the store at `path`, moving a corrupt or incompatible one aside.
-    pub fn open(path: &Path) -> Result<VectorStore, StoreError> {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
                 path: dir.to_path_buf(),
@@ -90,7 +110,7 @@ impl VectorStore {
         }
     }
 
-    fn open_checked(path: &Path) -> Result<VectorStore, String> {
+    fn open_checked(path: &Path) -> Result<Store, String> {
         let db = Database::create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => {
                 format!("{LOCKED}: open in another process")
@@ -110,6 +130,17 @@ impl VectorStore {
         };
         match version {
             Some(SCHEMA_VERSION) => {}
+            // Version 1 had vectors only, in the same layout: keep them, add the parse table.
+            Some(1) => {
+                let w = db.begin_write().map_err(|e| e.to_string())?;
+                {
+                    let mut meta = w.open_table(META).map_err(|e| e.to_string())?;
+                    meta.insert("schema", SCHEMA_VERSION)
+                        .map_err(|e| e.to_string())?;
+                    w.open_table(PARSES).map_err(|e| e.to_string())?;
+                }
+                w.commit().map_err(|e| e.to_string())?;
+            }
             Some(other) => {
                 return Err(format!("schema version {other}, expected {SCHEMA_VERSION}"));
             }
@@ -120,11 +151,12 @@ impl VectorStore {
                     meta.insert("schema", SCHEMA_VERSION)
                         .map_err(|e| e.to_string())?;
                     w.open_table(VECTORS).map_err(|e| e.to_string())?;
+                    w.open_table(PARSES).map_err(|e| e.to_string())?;
                 }
                 w.commit().map_err(|e| e.to_string())?;
             }
         }
-        Ok(VectorStore {
+        Ok(Store {
             db,
             path: path.to_path_buf(),
         })
@@ -138,7 +170,7 @@ impl VectorStore {
     }
 
     /// Looks up vectors; a missing or malformed entry is `None`.
-    pub fn get_many(&self, keys: &[u128], dim: usize) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
+    pub fn get_vectors(&self, keys: &[u128], dim: usize) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
         let read = self.db.begin_read().map_err(|e| self.err(e))?;
         let table = read.open_table(VECTORS).map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(keys.len());
@@ -157,7 +189,7 @@ impl VectorStore {
         Ok(out)
     }
 
-    pub fn put_many(&self, items: &[(u128, Vec<f32>)]) -> Result<(), StoreError> {
+    pub fn put_vectors(&self, items: &[(u128, Vec<f32>)]) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(|e| self.err(e))?;
         {
             let mut table = w.open_table(VECTORS).map_err(|e| self.err(e))?;
@@ -168,6 +200,107 @@ impl VectorStore {
                     buf.extend_from_slice(&x.to_le_bytes());
                 }
                 table.insert(*k, buf.as_slice()).map_err(|e| self.err(e))?;
+            }
+        }
+        w.commit().map_err(|e| self.err(e))
+    }
+}
+
+fn parse_key(root: &str, path: &str) -> String {
+    format!("{root}\0{path}")
+}
+
+const STAMP_BYTES: usize = 32;
+
+impl Store {
+    /// The cached parse of each `(path, stamp)` under `root`, when its content hash and the
+    /// parser build match; `None` otherwise (the caller parses and puts it back).
+    pub fn get_parses(
+        &self,
+        root: &str,
+        files: &[(&str, FileStamp)],
+    ) -> Result<Vec<Option<ParsedFile>>, StoreError> {
+        let read = self.db.begin_read().map_err(|e| self.err(e))?;
+        let table = read.open_table(PARSES).map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(files.len());
+        for (path, stamp) in files {
+            let entry = table
+                .get(parse_key(root, path).as_str())
+                .map_err(|e| self.err(e))?;
+            out.push(entry.and_then(|v| {
+                let bytes = v.value();
+                let (head, body) = bytes.split_at_checked(STAMP_BYTES)?;
+                let word = |i: usize| {
+                    u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
+                };
+                if word(2) != stamp.hash || word(3) != PARSER_ID {
+                    return None;
+                }
+                serde_json::from_slice(body).ok()
+            }));
+        }
+        Ok(out)
+    }
+
+    /// The stamps of every file cached under `root`: what a freshness check compares with.
+    pub fn parse_stamps(&self, root: &str) -> Result<Vec<(String, FileStamp)>, StoreError> {
+        let read = self.db.begin_read().map_err(|e| self.err(e))?;
+        let table = read.open_table(PARSES).map_err(|e| self.err(e))?;
+        let lo = parse_key(root, "");
+        let hi = format!("{root}\u{1}");
+        let mut out = Vec::new();
+        for entry in table.range(lo.as_str()..hi.as_str()).map_err(|e| self.err(e))? {
+            let (k, v) = entry.map_err(|e| self.err(e))?;
+            let bytes = v.value();
+            let Some(head) = bytes.get(..STAMP_BYTES) else {
+                continue;
+            };
+            let word =
+                |i: usize| u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+            let path = k.value()[lo.len()..].to_string();
+            out.push((
+                path,
+                FileStamp {
+                    size: word(0),
+                    mtime_ns: word(1),
+                    hash: word(2),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Stores parses under `root` and removes entries of files no longer there (`keep`).
+    pub fn put_parses(
+        &self,
+        root: &str,
+        parses: &[(FileStamp, &ParsedFile)],
+        keep: &std::collections::HashSet<&str>,
+    ) -> Result<(), StoreError> {
+        let stale: Vec<String> = self
+            .parse_stamps(root)?
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| !keep.contains(p.as_str()))
+            .collect();
+        let w = self.db.begin_write().map_err(|e| self.err(e))?;
+        {
+            let mut table = w.open_table(PARSES).map_err(|e| self.err(e))?;
+            let mut buf = Vec::new();
+            for (stamp, parsed) in parses {
+                buf.clear();
+                for word in [stamp.size, stamp.mtime_ns, stamp.hash, PARSER_ID] {
+                    buf.extend_from_slice(&word.to_le_bytes());
+                }
+                serde_json::to_writer(&mut buf, parsed).map_err(|e| self.err(e))?;
+                table
+                    .insert(parse_key(root, &parsed.path).as_str(), buf.as_slice())
+                    .map_err(|e| self.err(e))?;
+            }
+            for path in &stale {
+                table
+                    .remove(parse_key(root, path).as_str())
+                    .map_err(|e| self.err(e))?;
             }
         }
         w.commit().map_err(|e| self.err(e))
@@ -189,12 +322,12 @@ mod tests {
         let path = temp("rt");
         let k = vector_key("m", "fn a() {}");
         {
-            let s = VectorStore::open(&path).unwrap();
-            s.put_many(&[(k, vec![0.5, -1.0, 2.0])]).unwrap();
+            let s = Store::open(&path).unwrap();
+            s.put_vectors(&[(k, vec![0.5, -1.0, 2.0])]).unwrap();
         }
-        let s = VectorStore::open(&path).unwrap();
+        let s = Store::open(&path).unwrap();
         assert_eq!(
-            s.get_many(&[k, k + 1], 3).unwrap(),
+            s.get_vectors(&[k, k + 1], 3).unwrap(),
             vec![Some(vec![0.5, -1.0, 2.0]), None]
         );
         assert_ne!(vector_key("m", "a"), vector_key("n", "a"));
@@ -205,8 +338,8 @@ mod tests {
         let path = temp("corrupt");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, b"this is not a redb file, it is garbage").unwrap();
-        let s = VectorStore::open(&path).expect("rebuilt");
-        assert_eq!(s.get_many(&[1], 3).unwrap(), vec![None]);
+        let s = Store::open(&path).expect("rebuilt");
+        assert_eq!(s.get_vectors(&[1], 3).unwrap(), vec![None]);
         let aside = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
             .filter_map(|e| e.ok())

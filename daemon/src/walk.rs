@@ -79,6 +79,8 @@ pub struct SourceFile {
     pub path: String,
     pub lang: Lang,
     pub bytes: Vec<u8>,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u64,
 }
 
 #[derive(Debug, Default)]
@@ -156,7 +158,12 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
                 .push((rel, Some(lang), SkipReason::Generated));
             continue;
         }
-        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let meta = entry.metadata().ok();
+        let size = meta.as_ref().map_or(0, |m| m.len());
+        let mtime_ns = meta
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
         if size > opts.max_file_bytes {
             report.skipped.push((rel, Some(lang), SkipReason::TooLarge));
             continue;
@@ -179,6 +186,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
             path: rel,
             lang,
             bytes,
+            mtime_ns,
         });
     }
     report.files.sort_by(|a, b| a.path.cmp(&b.path));

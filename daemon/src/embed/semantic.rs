@@ -1,11 +1,13 @@
 //! The semantic signal: a vector per node (from the cache or the model), cosine per question.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::{DIM, Embedder, MODEL_ID, dot};
 use crate::index::{Sources, node_text};
 use crate::link::Graph;
-use crate::store::{VectorStore, vector_key};
+use crate::store::{Store, vector_key};
 
 /// What is embedded for a node: where it is, what it is called, its signature and doc, and
 /// its text (the tokenizer keeps the first 256 tokens).
@@ -31,16 +33,20 @@ pub fn embeddable(g: &Graph, node: u32) -> bool {
     !def.is_test && def.kind != crate::model::DefKind::Section
 }
 
-/// Vectors for the nodes of one graph, possibly incomplete.
+/// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot
+/// is set once), so a snapshot shared with readers can gain vectors from a background thread
+/// while queries rank with whatever is there.
 pub struct SemanticIndex {
-    vectors: Vec<Option<Vec<f32>>>,
+    vectors: Vec<OnceLock<Box<[f32]>>>,
     keys: Vec<u128>,
     eligible: Vec<bool>,
+    total: usize,
+    filled: AtomicUsize,
 }
 
 impl SemanticIndex {
     /// Looks every node's vector up in the store (if any).
-    pub fn from_store(g: &Graph, sources: &Sources, store: Option<&VectorStore>) -> SemanticIndex {
+    pub fn from_store(g: &Graph, sources: &Sources, store: Option<&Store>) -> SemanticIndex {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
             .collect();
@@ -53,7 +59,7 @@ impl SemanticIndex {
                 }
             })
             .collect();
-        let vectors = match store.map(|s| s.get_many(&keys, DIM)) {
+        let found = match store.map(|s| s.get_vectors(&keys, DIM)) {
             Some(Ok(v)) => v,
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "vector store read failed; embedding afresh");
@@ -61,47 +67,59 @@ impl SemanticIndex {
             }
             None => vec![None; keys.len()],
         };
-        let vectors = vectors
+        let mut filled = 0;
+        let vectors = found
             .into_iter()
             .zip(&eligible)
-            .map(|(v, &e)| if e { v } else { None })
+            .map(|(v, &e)| {
+                let slot = OnceLock::new();
+                if let (true, Some(v)) = (e, v) {
+                    let _ = slot.set(v.into_boxed_slice());
+                    filled += 1;
+                }
+                slot
+            })
             .collect();
         SemanticIndex {
             vectors,
             keys,
+            total: eligible.iter().filter(|&&e| e).count(),
             eligible,
+            filled: AtomicUsize::new(filled),
         }
     }
 
     /// The share of embeddable nodes that have a vector.
     pub fn coverage(&self) -> f32 {
-        let total = self.eligible.iter().filter(|&&e| e).count();
-        if total == 0 {
+        if self.total == 0 {
             return 1.0;
         }
-        (total - self.missing()) as f32 / total as f32
+        (self.total - self.missing()) as f32 / self.total as f32
+    }
+
+    /// Nodes that get a vector.
+    pub fn total(&self) -> usize {
+        self.total
     }
 
     pub fn missing(&self) -> usize {
-        self.vectors
-            .iter()
-            .zip(&self.eligible)
-            .filter(|(v, e)| **e && v.is_none())
-            .count()
+        self.total
+            .saturating_sub(self.filled.load(Ordering::Relaxed))
     }
 
     /// Embeds missing nodes in batches, writing each batch to the store, until done or past
-    /// `deadline`. Returns how many nodes were embedded.
+    /// `deadline`. Returns how many nodes were embedded. Concurrent fills of one index are
+    /// safe (a slot keeps its first vector) but waste work.
     pub fn fill(
-        &mut self,
+        &self,
         g: &Graph,
         sources: &Sources,
         embedder: &Embedder,
-        store: Option<&VectorStore>,
+        store: Option<&Store>,
         deadline: Option<Instant>,
     ) -> Result<usize, super::EmbedError> {
         let missing: Vec<u32> = (0..self.vectors.len() as u32)
-            .filter(|&n| self.eligible[n as usize] && self.vectors[n as usize].is_none())
+            .filter(|&n| self.eligible[n as usize] && self.vectors[n as usize].get().is_none())
             .collect();
         let mut done = 0;
         for chunk in missing.chunks(64) {
@@ -113,10 +131,12 @@ impl SemanticIndex {
             let mut items = Vec::with_capacity(chunk.len());
             for (&n, v) in chunk.iter().zip(vectors) {
                 items.push((self.keys[n as usize], v.clone()));
-                self.vectors[n as usize] = Some(v);
+                if self.vectors[n as usize].set(v.into_boxed_slice()).is_ok() {
+                    self.filled.fetch_add(1, Ordering::Relaxed);
+                }
             }
             if let Some(store) = store {
-                if let Err(e) = store.put_many(&items) {
+                if let Err(e) = store.put_vectors(&items) {
                     tracing::warn!(error = %e, "vector store write failed; vectors kept in memory");
                 }
             }
@@ -129,7 +149,12 @@ impl SemanticIndex {
     pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
         self.vectors
             .iter()
-            .map(|v| v.as_ref().map_or(f32::NAN, |v| dot(v, query)))
+            .map(|v| v.get().map_or(f32::NAN, |v| dot(v, query)))
             .collect()
+    }
+
+    /// Bytes the vectors hold.
+    pub fn memory_bytes(&self) -> usize {
+        self.filled.load(Ordering::Relaxed) * DIM * 4 + self.vectors.len() * 40
     }
 }

@@ -1,9 +1,10 @@
-//! `fittokd`: the engine's command line (the daemon itself arrives with its own issue).
+//! `fittokd`: the daemon (`fittokd serve`) and the engine's in-process command line.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use tracing_subscriber::fmt::writer::MakeWriterExt;
 use fittok_engine::engine::SemanticMode;
 
 #[global_allocator]
@@ -20,6 +21,27 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the daemon: serve the gRPC API on the local socket until idle, SIGTERM or a
+    /// Shutdown call. Uses the listener inherited from systemd when LISTEN_FDS says so.
+    Serve {
+        /// Socket path (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock,
+        /// else run/fittokd.sock in the cache directory).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Exit after this many seconds without calls; 0 = never.
+        #[arg(long, env = "FITTOK_IDLE_TIMEOUT", default_value_t = 1800)]
+        idle_timeout: u64,
+        /// Beyond this many MB of resident repositories (estimated), the least recently used
+        /// leave memory (their caches stay on disk).
+        #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB", default_value_t = 2048)]
+        memory_budget_mb: u64,
+        /// Rank without the embedding model (no model load, no background embedding).
+        #[arg(long)]
+        no_semantic: bool,
+        /// Report this version to clients instead of the build's (for hand-over tests).
+        #[arg(long, hide = true)]
+        report_version: Option<String>,
+    },
     /// Parse a repository and print, per language: files parsed/skipped, nodes and edges by
     /// kind, resolution rate, parse time.
     Inspect {
@@ -113,16 +135,99 @@ fn env_flag(name: &str) -> bool {
         .unwrap_or(false)
 }
 
+fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_env("FITTOK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
+}
+
+/// The daemon logs to its file in the cache directory (and to stderr when that is a terminal).
+fn init_daemon_log() -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let path = fittok_proto::paths::log_path();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the log {}", path.display()))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(log_filter("info"))
+        .with_ansi(false);
+    if std::io::stderr().is_terminal() {
+        builder
+            .with_writer(std::sync::Mutex::new(file).and(std::io::stderr))
+            .init();
+    } else {
+        builder.with_writer(std::sync::Mutex::new(file)).init();
+    }
+    Ok(())
+}
+
+fn serve(
+    socket: Option<PathBuf>,
+    idle_timeout: u64,
+    memory_budget_mb: u64,
+    no_semantic: bool,
+    report_version: Option<String>,
+) -> anyhow::Result<()> {
+    init_daemon_log()?;
+    // One thread for the background embedder leaves the other core to queries.
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    }
+    let opts = fittok_engine::service::server::ServeOptions {
+        socket: socket.unwrap_or_else(fittok_proto::paths::socket_path),
+        idle_timeout: std::time::Duration::from_secs(idle_timeout),
+        residents: fittok_engine::resident::ResidentOptions {
+            memory_budget: (memory_budget_mb as usize).saturating_mul(1 << 20),
+            semantic: !no_semantic,
+            ..Default::default()
+        },
+        max_budget: effective_budget(0),
+        version: report_version.unwrap_or_else(|| fittok_proto::VERSION.to_string()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let served = runtime.block_on(fittok_engine::service::server::serve(opts));
+    if let Err(e) = &served {
+        tracing::error!(error = %e, "fittokd failed");
+    }
+    // Blocking tasks still running (a build nobody waits for) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(served?)
+}
+
 fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Command::Serve {
+        socket,
+        idle_timeout,
+        memory_budget_mb,
+        no_semantic,
+        report_version,
+    } = cli.command
+    {
+        return serve(
+            socket,
+            idle_timeout,
+            memory_budget_mb,
+            no_semantic,
+            report_version,
+        );
+    }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FITTOK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(log_filter("warn"))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     match cli.command {
+        Command::Serve { .. } => unreachable!("handled above"),
         Command::Inspect {
             path,
             json,

@@ -1,0 +1,336 @@
+//! Many repositories resident at once, for the daemon: each an immutable [`Engine`] snapshot
+//! behind an `Arc`, swapped whole, so a query never waits for indexing; one background thread
+//! embeds what the cache did not have; least-recently-used repositories leave memory when the
+//! budget is exceeded (their caches stay on disk).
+//!
+//! Invariants: a repository is built at most once at a time (later callers wait for that
+//! build and share it); a published snapshot is never mutated except for vectors landing in
+//! its semantic index (set-once slots); no protobuf here — the service translates.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::embed::{Embedder, model_dir};
+use crate::engine::{Engine, EngineError};
+use crate::repo::Progress;
+use crate::store::Store;
+use crate::walk::WalkOptions;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One repository in memory.
+pub struct Resident {
+    pub root: PathBuf,
+    snapshot: RwLock<Option<Arc<Engine>>>,
+    /// Held while building, so concurrent first queries share one build.
+    building: Mutex<()>,
+    pub last_used_ms: AtomicU64,
+    pub indexed_at_ms: AtomicU64,
+    indexing: AtomicBool,
+}
+
+impl Resident {
+    fn new(root: PathBuf) -> Resident {
+        Resident {
+            root,
+            snapshot: RwLock::new(None),
+            building: Mutex::new(()),
+            last_used_ms: AtomicU64::new(now_ms()),
+            indexed_at_ms: AtomicU64::new(0),
+            indexing: AtomicBool::new(false),
+        }
+    }
+
+    /// The current snapshot, if built.
+    pub fn snapshot(&self) -> Option<Arc<Engine>> {
+        self.snapshot.read().ok().and_then(|s| s.clone())
+    }
+
+    pub fn is_indexing(&self) -> bool {
+        self.indexing.load(Ordering::Relaxed)
+    }
+
+    fn publish(&self, engine: Arc<Engine>) {
+        if let Ok(mut s) = self.snapshot.write() {
+            *s = Some(engine);
+        }
+        self.indexed_at_ms.store(now_ms(), Ordering::Relaxed);
+    }
+}
+
+/// Settings of the resident set.
+#[derive(Debug, Clone)]
+pub struct ResidentOptions {
+    /// Beyond this many bytes (estimated), least-recently-used repositories leave memory.
+    pub memory_budget: usize,
+    /// Load the embedding model and embed in background.
+    pub semantic: bool,
+    pub walk: WalkOptions,
+}
+
+impl Default for ResidentOptions {
+    fn default() -> Self {
+        ResidentOptions {
+            memory_budget: 2 << 30,
+            semantic: true,
+            walk: WalkOptions::default(),
+        }
+    }
+}
+
+/// The resident repositories of one daemon.
+pub struct Residents {
+    repos: Mutex<HashMap<PathBuf, Arc<Resident>>>,
+    store: Option<Arc<Store>>,
+    model: OnceLock<Result<Arc<Embedder>, String>>,
+    embed_queue: Mutex<mpsc::Sender<Arc<Resident>>>,
+    embedding: Arc<AtomicBool>,
+    stopping: Arc<AtomicBool>,
+    opts: ResidentOptions,
+}
+
+impl Residents {
+    /// Starts the background embedder thread.
+    pub fn new(store: Option<Arc<Store>>, opts: ResidentOptions) -> Arc<Residents> {
+        let (tx, rx) = mpsc::channel::<Arc<Resident>>();
+        let embedding = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::new(AtomicBool::new(false));
+        let residents = Arc::new(Residents {
+            repos: Mutex::new(HashMap::new()),
+            store,
+            model: OnceLock::new(),
+            embed_queue: Mutex::new(tx),
+            embedding: embedding.clone(),
+            stopping: stopping.clone(),
+            opts,
+        });
+        let spawned = std::thread::Builder::new()
+            .name("fittok-embed".into())
+            .spawn(move || embed_loop(rx, embedding, stopping));
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the background embedder");
+        }
+        residents
+    }
+
+    /// The loaded model, or why there is none. Loaded once, on first need.
+    pub fn model(&self) -> Result<Arc<Embedder>, String> {
+        self.model
+            .get_or_init(|| {
+                if !self.opts.semantic {
+                    return Err("semantic ranking off".into());
+                }
+                let t = Instant::now();
+                let loaded = model_dir()
+                    .and_then(|dir| Embedder::load(&dir))
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string());
+                match &loaded {
+                    Ok(_) => tracing::info!(ms = t.elapsed().as_millis() as u64, "model loaded"),
+                    Err(e) => tracing::warn!(error = %e, "semantic ranking unavailable"),
+                }
+                loaded
+            })
+            .clone()
+    }
+
+    /// Stops background embedding at its next slice and waits (up to 5 s) for it, so the
+    /// store is closed cleanly at exit.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let t = Instant::now();
+        while self.is_embedding() && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.repos.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Whether the background embedder is working right now.
+    pub fn is_embedding(&self) -> bool {
+        self.embedding.load(Ordering::Relaxed)
+    }
+
+    fn resident(&self, root: &Path) -> Arc<Resident> {
+        let mut repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+        repos
+            .entry(root.to_path_buf())
+            .or_insert_with(|| Arc::new(Resident::new(root.to_path_buf())))
+            .clone()
+    }
+
+    /// The snapshot of `path`, building it first if it is not resident. `progress` hears the
+    /// build's stages when this call does the building.
+    pub fn ensure(
+        &self,
+        path: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(Arc<Resident>, Arc<Engine>), EngineError> {
+        let root = canonical_root(path)?;
+        let resident = self.resident(&root);
+        resident.last_used_ms.store(now_ms(), Ordering::Relaxed);
+        if let Some(engine) = resident.snapshot() {
+            return Ok((resident, engine));
+        }
+        let held = resident.clone();
+        let _building = held.building.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(engine) = resident.snapshot() {
+            return Ok((resident, engine));
+        }
+        resident.indexing.store(true, Ordering::Relaxed);
+        let built = self.build(&root, progress);
+        resident.indexing.store(false, Ordering::Relaxed);
+        let engine = match built {
+            Ok(engine) => Arc::new(engine),
+            Err(e) => {
+                self.forget(&root);
+                return Err(e);
+            }
+        };
+        resident.publish(engine.clone());
+        if engine.semantic_missing() > 0 {
+            if let Ok(tx) = self.embed_queue.lock() {
+                let _ = tx.send(resident.clone());
+            }
+        }
+        self.enforce_budget(&root);
+        Ok((resident, engine))
+    }
+
+    fn build(&self, root: &Path, progress: Option<Progress<'_>>) -> Result<Engine, EngineError> {
+        let t = Instant::now();
+        let mut engine = Engine::open_in(root, &self.opts.walk, self.store.clone(), progress)?;
+        // Until the watcher lands, a resident snapshot does not see later edits: say so.
+        engine.freshness = "snapshot at first query; not watched (`fittok forget` refreshes)".into();
+        match self.model() {
+            Ok(model) => {
+                engine.attach_semantic(model);
+                engine.set_pending_hint("embedding in the background");
+            }
+            Err(why) => engine.semantic_unavailable(&why),
+        }
+        let g = &engine.repo.graph;
+        tracing::info!(
+            repo = %root.display(),
+            files = g.files.len(),
+            reused = engine.timings.reused,
+            nodes = g.nodes.len(),
+            ms = t.elapsed().as_millis() as u64,
+            missing_vectors = engine.semantic_missing(),
+            "repository resident"
+        );
+        Ok(engine)
+    }
+
+    /// Drops a repository from memory. Returns whether it was resident.
+    pub fn forget(&self, path: &Path) -> bool {
+        let root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let mut repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+        repos.remove(&root).is_some()
+    }
+
+    /// Every resident repository, most recently used first.
+    pub fn list(&self) -> Vec<Arc<Resident>> {
+        let repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<Arc<Resident>> = repos.values().cloned().collect();
+        all.sort_by_key(|r| std::cmp::Reverse(r.last_used_ms.load(Ordering::Relaxed)));
+        all
+    }
+
+    pub fn memory_budget(&self) -> usize {
+        self.opts.memory_budget
+    }
+
+    /// Drops least-recently-used repositories (never `keep`) while the estimate is over budget.
+    fn enforce_budget(&self, keep: &Path) {
+        let all = self.list();
+        let mut total: usize = all
+            .iter()
+            .filter_map(|r| r.snapshot())
+            .map(|e| e.memory_bytes())
+            .sum();
+        for r in all.iter().rev() {
+            if total <= self.opts.memory_budget {
+                break;
+            }
+            if r.root == keep {
+                continue;
+            }
+            if let Some(e) = r.snapshot() {
+                total = total.saturating_sub(e.memory_bytes());
+                tracing::info!(repo = %r.root.display(), "memory budget exceeded; repository dropped from memory");
+                self.forget(&r.root);
+            }
+        }
+    }
+}
+
+/// The canonical root of a repository path, or the walk's error for a missing one.
+fn canonical_root(path: &Path) -> Result<PathBuf, EngineError> {
+    let root = path
+        .canonicalize()
+        .map_err(|_| crate::walk::WalkError::Missing(path.to_path_buf()))?;
+    if !root.is_dir() {
+        return Err(crate::walk::WalkError::NotADirectory(root).into());
+    }
+    Ok(root)
+}
+
+/// Lowers the calling thread's scheduling priority, so embedding yields to queries.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread; failure only leaves the priority as it was.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+/// The background embedder: one repository at a time, in slices of a few seconds so a newer
+/// snapshot or a forgotten repository is noticed quickly.
+fn embed_loop(rx: mpsc::Receiver<Arc<Resident>>, busy: Arc<AtomicBool>, stop: Arc<AtomicBool>) {
+    lower_priority();
+    while let Ok(resident) = rx.recv() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        busy.store(true, Ordering::Relaxed);
+        let t = Instant::now();
+        let mut embedded = 0;
+        loop {
+            // Held only for a slice: a snapshot replaced meanwhile gets its own turn.
+            let Some(engine) = resident.snapshot() else {
+                break;
+            };
+            if engine.semantic_missing() == 0 || stop.load(Ordering::SeqCst) {
+                break;
+            }
+            match engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2))) {
+                Ok(n) => embedded += n,
+                Err(e) => {
+                    tracing::warn!(repo = %resident.root.display(), error = %e, "embedding failed");
+                    break;
+                }
+            }
+            // Dropped from the resident set: stop working for it.
+            if Arc::strong_count(&resident) <= 1 {
+                break;
+            }
+        }
+        tracing::info!(
+            repo = %resident.root.display(),
+            embedded,
+            secs = t.elapsed().as_secs_f32(),
+            "background embedding finished"
+        );
+        busy.store(false, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,331 @@
+//! The gRPC service: the only module that knows the wire types. It translates requests into
+//! calls on [`Residents`] and engine snapshots, and answers into replies. CPU work runs on the
+//! blocking pool so the runtime keeps accepting calls.
+
+pub mod server;
+pub mod transport;
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use fittok_proto::v1::fittok_server::Fittok;
+use fittok_proto::v1::*;
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::engine::EngineError;
+use crate::resident::{Residents, now_ms};
+use crate::tokens::Encoding;
+
+/// What the lifecycle needs to know of the calls: when the last one ended, how many run.
+#[derive(Default)]
+pub struct Activity {
+    pub last_call_ms: AtomicU64,
+    pub in_flight: AtomicUsize,
+}
+
+/// Counts a call as in flight until dropped.
+struct CallGuard(Arc<Activity>);
+
+impl CallGuard {
+    fn new(activity: &Arc<Activity>) -> CallGuard {
+        activity.in_flight.fetch_add(1, Ordering::SeqCst);
+        activity.last_call_ms.store(now_ms(), Ordering::SeqCst);
+        CallGuard(activity.clone())
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0.last_call_ms.store(now_ms(), Ordering::SeqCst);
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Settings the service reports and applies.
+#[derive(Debug, Clone)]
+pub struct ServiceInfo {
+    pub version: String,
+    pub socket: PathBuf,
+    pub log_path: PathBuf,
+    pub idle_timeout: Duration,
+    /// FITTOK_MAX_BUDGET of the daemon: caps every query (0 = none).
+    pub max_budget: usize,
+}
+
+pub struct FittokService {
+    residents: Arc<Residents>,
+    activity: Arc<Activity>,
+    info: ServiceInfo,
+    started: Instant,
+    shutdown: tokio::sync::watch::Sender<bool>,
+}
+
+impl FittokService {
+    pub fn new(
+        residents: Arc<Residents>,
+        activity: Arc<Activity>,
+        info: ServiceInfo,
+        shutdown: tokio::sync::watch::Sender<bool>,
+    ) -> FittokService {
+        FittokService {
+            residents,
+            activity,
+            info,
+            started: Instant::now(),
+            shutdown,
+        }
+    }
+}
+
+/// The effective budget: the request, capped by the daemon's maximum when one is set.
+pub fn capped_budget(requested: usize, cap: usize) -> usize {
+    match (requested, cap) {
+        (r, 0) => r,
+        (0, c) => c,
+        (r, c) => r.min(c),
+    }
+}
+
+fn engine_status(e: EngineError) -> Status {
+    match e {
+        EngineError::Walk(w) => Status::not_found(w.to_string()),
+        EngineError::UnknownId(_) => Status::invalid_argument(e.to_string()),
+    }
+}
+
+fn repo_path(repo: &str) -> Result<PathBuf, Status> {
+    let path = PathBuf::from(repo);
+    if repo.is_empty() || !path.is_absolute() {
+        return Err(Status::invalid_argument(format!(
+            "repository path must be absolute, got {repo:?}"
+        )));
+    }
+    Ok(path)
+}
+
+fn join_error(e: tokio::task::JoinError) -> Status {
+    Status::internal(format!("request failed inside the daemon: {e}"))
+}
+
+/// Resident memory of this process, from /proc (0 where unavailable).
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+type ProgressStream = Pin<Box<dyn Stream<Item = Result<IndexProgress, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Fittok for FittokService {
+    async fn hello(&self, _req: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        Ok(Response::new(HelloReply {
+            protocol: fittok_proto::PROTOCOL,
+            version: self.info.version.clone(),
+            pid: std::process::id(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            log_path: self.info.log_path.display().to_string(),
+        }))
+    }
+
+    type IndexStream = ProgressStream;
+
+    async fn index(
+        &self,
+        req: Request<IndexRequest>,
+    ) -> Result<Response<Self::IndexStream>, Status> {
+        let call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        let (tx, rx) = mpsc::channel::<Result<IndexProgress, Status>>(64);
+        let residents = self.residents.clone();
+        tokio::task::spawn_blocking(move || {
+            let _call = call;
+            let send = |phase: &str, done: u64, total: u64, message: String| {
+                let _ = tx.blocking_send(Ok(IndexProgress {
+                    phase: phase.into(),
+                    done,
+                    total,
+                    message,
+                }));
+            };
+            let progress = |phase: crate::repo::Phase, done: usize, total: usize| {
+                send(phase.name(), done as u64, total as u64, String::new());
+            };
+            let t = Instant::now();
+            let engine = match residents.ensure(&path, Some(&progress)) {
+                Ok((_, engine)) => engine,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(engine_status(e)));
+                    return;
+                }
+            };
+            let g = &engine.repo.graph;
+            send(
+                "ready",
+                g.nodes.len() as u64,
+                g.nodes.len() as u64,
+                format!(
+                    "{} files ({} from cache), {} nodes, {} edges; lexical ranking ready in {} ms",
+                    g.files.len(),
+                    engine.timings.reused,
+                    g.nodes.len(),
+                    g.edges.len(),
+                    t.elapsed().as_millis()
+                ),
+            );
+            while req.wait_semantic && engine.semantic_missing() > 0 {
+                if tx.is_closed() {
+                    return;
+                }
+                let (done, total) = engine.semantic_counts();
+                send(
+                    "embed",
+                    done as u64,
+                    total as u64,
+                    format!("{} nodes to embed", total - done),
+                );
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            let note = engine.semantic_note().unwrap_or_else(|| {
+                format!(
+                    "semantic coverage {:.0}%",
+                    engine.semantic_coverage() * 100.0
+                )
+            });
+            let (done, total) = engine.semantic_counts();
+            send("done", done as u64, total as u64, note);
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+
+    async fn query(&self, req: Request<QueryRequest>) -> Result<Response<QueryReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        let residents = self.residents.clone();
+        let cap = self.info.max_budget;
+        let reply = tokio::task::spawn_blocking(move || {
+            let t = Instant::now();
+            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+            let answer = engine.query(&crate::Query {
+                question: req.question,
+                budget: capped_budget(req.budget as usize, cap),
+                encoding: if req.o200k {
+                    Encoding::O200k
+                } else {
+                    Encoding::Cl100k
+                },
+                show_savings: req.show_savings,
+                explain: req.explain as usize,
+            });
+            let json = if req.json {
+                serde_json::to_string_pretty(&answer)
+                    .map_err(|e| Status::internal(format!("answer to JSON: {e}")))?
+            } else {
+                String::new()
+            };
+            Ok::<_, Status>(QueryReply {
+                tokens: answer.tokens as u32,
+                semantic_coverage: engine.semantic_coverage(),
+                freshness: engine.freshness.clone(),
+                text: answer.text,
+                json,
+                elapsed_us: t.elapsed().as_micros() as u64,
+            })
+        })
+        .await
+        .map_err(join_error)??;
+        Ok(Response::new(reply))
+    }
+
+    async fn expand(&self, req: Request<ExpandRequest>) -> Result<Response<ExpandReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        if req.ids.is_empty() {
+            return Err(Status::invalid_argument("no ids to expand"));
+        }
+        let residents = self.residents.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+            engine.expand(&req.ids).map_err(engine_status)
+        })
+        .await
+        .map_err(join_error)??;
+        Ok(Response::new(ExpandReply { text }))
+    }
+
+    async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let repos = self
+            .residents
+            .list()
+            .into_iter()
+            .map(|r| {
+                let engine = r.snapshot();
+                let g = engine.as_ref().map(|e| &e.repo.graph);
+                RepoStatus {
+                    path: r.root.display().to_string(),
+                    state: if engine.is_some() { "ready" } else { "indexing" }.into(),
+                    files: g.map_or(0, |g| g.files.len() as u64),
+                    nodes: g.map_or(0, |g| g.nodes.len() as u64),
+                    edges: g.map_or(0, |g| g.edges.len() as u64),
+                    semantic_coverage: engine.as_ref().map_or(0.0, |e| e.semantic_coverage()),
+                    freshness: engine
+                        .as_ref()
+                        .map_or_else(String::new, |e| e.freshness.clone()),
+                    indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
+                    last_used_ms: r.last_used_ms.load(Ordering::Relaxed),
+                    memory_bytes: engine.as_ref().map_or(0, |e| e.memory_bytes() as u64),
+                    semantic_note: engine
+                        .as_ref()
+                        .and_then(|e| e.semantic_note())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        Ok(Response::new(StatusReply {
+            version: self.info.version.clone(),
+            protocol: fittok_proto::PROTOCOL,
+            pid: std::process::id(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            rss_bytes: rss_bytes(),
+            memory_budget_bytes: self.residents.memory_budget() as u64,
+            idle_timeout_s: self.info.idle_timeout.as_secs(),
+            socket: self.info.socket.display().to_string(),
+            log_path: self.info.log_path.display().to_string(),
+            repos,
+        }))
+    }
+
+    async fn forget(&self, req: Request<ForgetRequest>) -> Result<Response<ForgetReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let path = repo_path(&req.into_inner().repo)?;
+        Ok(Response::new(ForgetReply {
+            forgotten: self.residents.forget(&path),
+        }))
+    }
+
+    async fn shutdown(
+        &self,
+        req: Request<ShutdownRequest>,
+    ) -> Result<Response<ShutdownReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        tracing::info!(
+            handover = req.into_inner().handover,
+            "shutdown requested by a client"
+        );
+        let _ = self.shutdown.send(true);
+        Ok(Response::new(ShutdownReply {}))
+    }
+}

@@ -1,0 +1,159 @@
+//! Running the daemon: listener, service, and lifecycle — idle exit, SIGTERM/SIGINT and the
+//! Shutdown call all end in one graceful stop (in-flight calls finish, the socket file goes).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use fittok_proto::v1::fittok_server::FittokServer;
+use tokio_stream::StreamExt;
+
+use super::transport::{self, TransportError};
+use super::{Activity, FittokService, ServiceInfo};
+use crate::resident::{ResidentOptions, Residents, now_ms};
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub socket: PathBuf,
+    /// Exit after this long without calls (and no background work); zero = never.
+    pub idle_timeout: Duration,
+    pub residents: ResidentOptions,
+    pub max_budget: usize,
+    /// The version reported to clients.
+    pub version: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error("serving failed: {0}")]
+    Serve(String),
+}
+
+/// Resolves when the daemon should stop: a signal, the Shutdown call, or idleness.
+async fn stop_requested(
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    activity: Arc<Activity>,
+    residents: Arc<Residents>,
+    idle_timeout: Duration,
+) {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let tick = if idle_timeout.is_zero() {
+        Duration::from_secs(3600)
+    } else {
+        (idle_timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(5))
+    };
+    loop {
+        #[cfg(unix)]
+        let terminated = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let terminated = std::future::pending::<()>();
+        tokio::select! {
+            _ = terminated => {
+                tracing::info!("SIGTERM: stopping after in-flight calls");
+                return;
+            }
+            _ = tokio::signal::ctrl_c() => {
+                tracing::info!("SIGINT: stopping after in-flight calls");
+                return;
+            }
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    return;
+                }
+            }
+            _ = tokio::time::sleep(tick) => {
+                if idle_timeout.is_zero() {
+                    continue;
+                }
+                let idle_ms = now_ms().saturating_sub(activity.last_call_ms.load(Ordering::SeqCst));
+                if activity.in_flight.load(Ordering::SeqCst) == 0
+                    && !residents.is_embedding()
+                    && idle_ms >= idle_timeout.as_millis() as u64
+                {
+                    tracing::info!(idle_s = idle_ms / 1000, "idle: stopping");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Serves until stopped. The listener is the one inherited from the service manager if any,
+/// else a socket bound at `opts.socket`.
+#[cfg(unix)]
+pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
+    let inherited = transport::inherited()?;
+    let from_manager = inherited.is_some();
+    let listener = match inherited {
+        Some(l) => l,
+        None => transport::bind(&opts.socket).await?,
+    };
+    let inode = transport::socket_inode(&opts.socket);
+    tracing::info!(
+        socket = %opts.socket.display(),
+        pid = std::process::id(),
+        version = %opts.version,
+        from_manager,
+        "fittokd serving"
+    );
+    let store = crate::engine::open_store();
+    let residents = Residents::new(store, opts.residents.clone());
+    let activity = Arc::new(Activity::default());
+    activity.last_call_ms.store(now_ms(), Ordering::SeqCst);
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let info = ServiceInfo {
+        version: opts.version.clone(),
+        socket: opts.socket.clone(),
+        log_path: fittok_proto::paths::log_path(),
+        idle_timeout: opts.idle_timeout,
+        max_budget: opts.max_budget,
+    };
+    let service = FittokService::new(residents.clone(), activity.clone(), info, shutdown_tx);
+    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| {
+        match conn {
+            Ok(stream) => transport::peer_allowed(stream),
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                false
+            }
+        }
+    });
+    let stop = stop_requested(
+        shutdown_rx,
+        activity,
+        residents.clone(),
+        opts.idle_timeout,
+    );
+    let served = tonic::transport::Server::builder()
+        .serve_with_incoming_shutdown(
+            FittokServer::new(service)
+                .max_decoding_message_size(64 << 20)
+                .max_encoding_message_size(64 << 20),
+            incoming,
+            stop,
+        )
+        .await;
+    residents.stop();
+    // Remove the socket file only if it is still the one we bound: a successor may own it.
+    if !from_manager && inode.is_some() && transport::socket_inode(&opts.socket) == inode {
+        let _ = std::fs::remove_file(&opts.socket);
+    }
+    tracing::info!("fittokd stopped");
+    served.map_err(|e| ServeError::Serve(e.to_string()))
+}
+
+#[cfg(not(unix))]
+pub async fn serve(_opts: ServeOptions) -> Result<(), ServeError> {
+    Err(TransportError::Unsupported.into())
+}

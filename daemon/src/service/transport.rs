@@ -1,0 +1,149 @@
+//! The local socket: where it is bound and who may connect. The directory is 0700 and the
+//! socket 0600; a connection from another user is refused by its peer credentials even if
+//! permissions were loosened; a socket file left by a dead daemon is replaced; a listener
+//! inherited from systemd (LISTEN_FDS) is used as is.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("a daemon is already serving on {0}")]
+    InUse(PathBuf),
+    #[error("cannot prepare the socket directory {path}: {source}")]
+    Dir { path: PathBuf, source: io::Error },
+    #[error("cannot bind {path}: {source}")]
+    Bind { path: PathBuf, source: io::Error },
+    #[error("socket path {0} is too long for a Unix socket (max 107 bytes); set FITTOK_SOCKET")]
+    TooLong(PathBuf),
+    #[error("the listener inherited from the service manager is unusable: {0}")]
+    Inherited(io::Error),
+    #[error("local sockets are only implemented for Unix so far")]
+    Unsupported,
+}
+
+#[cfg(unix)]
+mod unix {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    /// The uid of this process.
+    pub fn own_uid() -> u32 {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() }
+    }
+
+    /// Whether a connected peer runs as our user.
+    pub fn peer_allowed(stream: &tokio::net::UnixStream) -> bool {
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == own_uid() => true,
+            Ok(cred) => {
+                tracing::warn!(
+                    peer_uid = cred.uid(),
+                    peer_pid = ?cred.pid(),
+                    "connection from another user refused"
+                );
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "peer credentials unavailable; connection refused");
+                false
+            }
+        }
+    }
+
+    /// A listener passed by systemd socket activation, if this process is its target.
+    pub fn inherited() -> Result<Option<tokio::net::UnixListener>, TransportError> {
+        use std::os::fd::FromRawFd;
+        let pid_matches = std::env::var("LISTEN_PID")
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+            == Some(std::process::id());
+        let fds = std::env::var("LISTEN_FDS")
+            .ok()
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        if !pid_matches || fds == 0 {
+            return Ok(None);
+        }
+        // SAFETY: single-threaded startup; the variables are for this process only and must
+        // not leak into children.
+        unsafe {
+            std::env::remove_var("LISTEN_PID");
+            std::env::remove_var("LISTEN_FDS");
+            std::env::remove_var("LISTEN_FDNAMES");
+        }
+        // SAFETY: by the socket-activation protocol, fd 3 is an open listening socket that
+        // systemd handed to this process and nobody else owns.
+        let std_listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(3) };
+        std_listener
+            .set_nonblocking(true)
+            .map_err(TransportError::Inherited)?;
+        tokio::net::UnixListener::from_std(std_listener)
+            .map(Some)
+            .map_err(TransportError::Inherited)
+    }
+
+    /// Binds the socket at `path`: creates its directory 0700, replaces a stale socket file,
+    /// refuses when a live daemon answers there, and sets the socket 0600.
+    pub async fn bind(path: &Path) -> Result<tokio::net::UnixListener, TransportError> {
+        if path.as_os_str().len() > 107 {
+            return Err(TransportError::TooLong(path.to_path_buf()));
+        }
+        if let Some(dir) = path.parent() {
+            let dir_err = |source| TransportError::Dir {
+                path: dir.to_path_buf(),
+                source,
+            };
+            // New directories are private from the start; existing ones are checked below.
+            std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+                .create(dir)
+                .map_err(dir_err)?;
+            // Only tighten a directory we own (XDG_RUNTIME_DIR/fittok, the cache's run/); a
+            // shared parent given through FITTOK_SOCKET is left alone.
+            if let Ok(meta) = std::fs::metadata(dir) {
+                if meta.uid() == own_uid() && meta.permissions().mode() & 0o077 != 0 {
+                    let is_ours = dir.file_name().is_some_and(|n| n == "fittok" || n == "run");
+                    if is_ours {
+                        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                            .map_err(dir_err)?;
+                    }
+                }
+            }
+        }
+        if path.exists() {
+            match tokio::net::UnixStream::connect(path).await {
+                Ok(_) => return Err(TransportError::InUse(path.to_path_buf())),
+                Err(e) => {
+                    tracing::info!(socket = %path.display(), error = %e, "stale socket file replaced");
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+        let listener = tokio::net::UnixListener::bind(path).map_err(|source| {
+            if source.kind() == io::ErrorKind::AddrInUse {
+                TransportError::InUse(path.to_path_buf())
+            } else {
+                TransportError::Bind {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
+        })?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(
+            |source| TransportError::Bind {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
+        Ok(listener)
+    }
+
+    /// The inode of the socket file, to remove it at exit only if it is still ours.
+    pub fn socket_inode(path: &Path) -> Option<u64> {
+        std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+    }
+}
+
+#[cfg(unix)]
+pub use unix::*;
