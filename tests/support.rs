@@ -95,3 +95,118 @@ pub fn run_with_model(name: &str, args: &[&str], cache: &Path) -> Output {
         .output()
         .expect("run binary")
 }
+
+/// A private daemon environment: its own socket and cache directory, so tests never meet each
+/// other's daemons. Dropping it stops every daemon started on its socket.
+pub struct DaemonEnv {
+    pub dir: TempRepo,
+    pub socket: PathBuf,
+    pub cache: PathBuf,
+    /// Use the real model (else a missing one: lexical and graph signals only).
+    pub model: bool,
+    pub extra_env: Vec<(String, String)>,
+}
+
+impl DaemonEnv {
+    pub fn new(tag: &str) -> DaemonEnv {
+        let dir = TempRepo::new(&format!("d-{tag}"));
+        let socket = dir.path().join("run").join("fittokd.sock");
+        let cache = dir.path().join("cache");
+        DaemonEnv {
+            dir,
+            socket,
+            cache,
+            model: false,
+            extra_env: Vec::new(),
+        }
+    }
+
+    pub fn with_model(mut self) -> DaemonEnv {
+        self.model = true;
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> DaemonEnv {
+        self.extra_env.push((key.into(), value.into()));
+        self
+    }
+
+    /// A command for a workspace binary with this environment.
+    pub fn cmd(&self, name: &str) -> Command {
+        let mut c = Command::new(bin(name));
+        c.env_remove("FITTOK_MAX_BUDGET")
+            .env_remove("FITTOK_NO_DAEMON")
+            .env_remove("FITTOK_IDLE_TIMEOUT")
+            .env("FITTOK_SOCKET", &self.socket)
+            .env("FITTOK_CACHE_DIR", &self.cache)
+            .env("FITTOK_LOG", "info");
+        if self.model {
+            c.env("FITTOK_EMBED_MODEL", model_dir());
+        } else {
+            c.env("FITTOK_EMBED_MODEL", self.dir.path().join("no-model"));
+        }
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn fittok(&self, args: &[&str]) -> Output {
+        self.cmd("fittok").args(args).output().expect("run fittok")
+    }
+
+    /// Pids of live `fittokd serve` processes on this environment's socket.
+    pub fn daemon_pids(&self) -> Vec<u32> {
+        let needle = self.socket.to_string_lossy().into_owned();
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            if cmdline.contains("fittokd")
+                && cmdline.contains(" serve")
+                && cmdline.contains(&needle)
+                && !zombie
+            {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// Waits until no daemon runs on this socket; false on timeout.
+    pub fn wait_no_daemon(&self, timeout: std::time::Duration) -> bool {
+        let t = std::time::Instant::now();
+        while t.elapsed() < timeout {
+            if self.daemon_pids().is_empty() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.cache.join("fittokd.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for DaemonEnv {
+    fn drop(&mut self) {
+        for pid in self.daemon_pids() {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+    }
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -17,10 +17,11 @@ pub enum ClientError {
     #[error("no fittokd answers on {socket}: {reason}")]
     NotRunning { socket: PathBuf, reason: String },
     #[error("cannot start fittokd ({bin}): {source}")]
-    Spawn { bin: PathBuf, source: std::io::Error },
-    #[error(
-        "fittokd did not answer on {socket} within {secs} s after starting; its log is {log}"
-    )]
+    Spawn {
+        bin: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("fittokd did not answer on {socket} within {secs} s after starting; its log is {log}")]
     SpawnTimeout {
         socket: PathBuf,
         secs: u64,
@@ -29,7 +30,10 @@ pub enum ClientError {
     #[error("fittokd speaks protocol {daemon}, this client {client}, and would not hand over")]
     Incompatible { daemon: u32, client: u32 },
     #[error("cannot take the spawn lock {path}: {source}")]
-    Lock { path: PathBuf, source: std::io::Error },
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Rpc(#[from] tonic::Status),
 }

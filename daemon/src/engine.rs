@@ -237,9 +237,9 @@ impl Engine {
 
     /// (nodes with a vector, nodes that get one): (0, 0) without a model.
     pub fn semantic_counts(&self) -> (usize, usize) {
-        self.semantic
-            .as_ref()
-            .map_or((0, 0), |s| (s.index.total() - s.index.missing(), s.index.total()))
+        self.semantic.as_ref().map_or((0, 0), |s| {
+            (s.index.total() - s.index.missing(), s.index.total())
+        })
     }
 
     /// Nodes still waiting for a vector (0 without a model).

@@ -161,8 +161,10 @@ fn parse_cached(
     let missing: Vec<usize> = (0..files.len()).filter(|&i| out[i].is_none()).collect();
     let reused = files.len() - missing.len();
     let fresh = parse_some(files, &missing, progress);
-    let to_store: Vec<(FileStamp, &ParsedFile)> =
-        fresh.iter().map(|(i, p)| (stamps[*i], p.as_ref())).collect();
+    let to_store: Vec<(FileStamp, &ParsedFile)> = fresh
+        .iter()
+        .map(|(i, p)| (stamps[*i], p.as_ref()))
+        .collect();
     let keep: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     if !to_store.is_empty() || reused != files.len() {
         if let Err(e) = store.put_parses(&root_key, &to_store, &keep) {

@@ -209,7 +209,8 @@ impl Residents {
         let t = Instant::now();
         let mut engine = Engine::open_in(root, &self.opts.walk, self.store.clone(), progress)?;
         // Until the watcher lands, a resident snapshot does not see later edits: say so.
-        engine.freshness = "snapshot at first query; not watched (`fittok forget` refreshes)".into();
+        engine.freshness =
+            "snapshot at first query; not watched (`fittok forget` refreshes)".into();
         match self.model() {
             Ok(model) => {
                 engine.attach_semantic(model);

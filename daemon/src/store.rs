@@ -170,7 +170,11 @@ impl Store {
     }
 
     /// Looks up vectors; a missing or malformed entry is `None`.
-    pub fn get_vectors(&self, keys: &[u128], dim: usize) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
+    pub fn get_vectors(
+        &self,
+        keys: &[u128],
+        dim: usize,
+    ) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
         let read = self.db.begin_read().map_err(|e| self.err(e))?;
         let table = read.open_table(VECTORS).map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(keys.len());
@@ -249,7 +253,10 @@ impl Store {
         let lo = parse_key(root, "");
         let hi = format!("{root}\u{1}");
         let mut out = Vec::new();
-        for entry in table.range(lo.as_str()..hi.as_str()).map_err(|e| self.err(e))? {
+        for entry in table
+            .range(lo.as_str()..hi.as_str())
+            .map_err(|e| self.err(e))?
+        {
             let (k, v) = entry.map_err(|e| self.err(e))?;
             let bytes = v.value();
             let Some(head) = bytes.get(..STAMP_BYTES) else {
@@ -331,6 +338,42 @@ mod tests {
             vec![Some(vec![0.5, -1.0, 2.0]), None]
         );
         assert_ne!(vector_key("m", "a"), vector_key("n", "a"));
+    }
+
+    #[test]
+    fn parses_are_reused_only_for_the_same_content() {
+        let path = temp("parses");
+        let parsed =
+            crate::parse::parse_file("a.py", crate::model::Lang::Python, b"def f():\n    pass\n");
+        let stamp = FileStamp {
+            size: 18,
+            mtime_ns: 7,
+            hash: 42,
+        };
+        let keep: std::collections::HashSet<&str> = ["a.py"].into();
+        {
+            let s = Store::open(&path).unwrap();
+            s.put_parses("/repo", &[(stamp, &parsed)], &keep).unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let got = s.get_parses("/repo", &[("a.py", stamp)]).unwrap();
+        assert_eq!(got, vec![Some(parsed.clone())]);
+        let changed = FileStamp { hash: 43, ..stamp };
+        assert_eq!(
+            s.get_parses("/repo", &[("a.py", changed)]).unwrap(),
+            vec![None]
+        );
+        assert_eq!(
+            s.get_parses("/other", &[("a.py", stamp)]).unwrap(),
+            vec![None]
+        );
+        assert_eq!(
+            s.parse_stamps("/repo").unwrap(),
+            vec![("a.py".to_string(), stamp)]
+        );
+        // A file gone from the walk leaves the cache.
+        s.put_parses("/repo", &[], &Default::default()).unwrap();
+        assert!(s.parse_stamps("/repo").unwrap().is_empty());
     }
 
     #[test]

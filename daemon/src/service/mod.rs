@@ -276,7 +276,12 @@ impl Fittok for FittokService {
                 let g = engine.as_ref().map(|e| &e.repo.graph);
                 RepoStatus {
                     path: r.root.display().to_string(),
-                    state: if engine.is_some() { "ready" } else { "indexing" }.into(),
+                    state: if engine.is_some() {
+                        "ready"
+                    } else {
+                        "indexing"
+                    }
+                    .into(),
                     files: g.map_or(0, |g| g.files.len() as u64),
                     nodes: g.map_or(0, |g| g.nodes.len() as u64),
                     edges: g.map_or(0, |g| g.edges.len() as u64),

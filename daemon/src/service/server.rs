@@ -120,21 +120,15 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         max_budget: opts.max_budget,
     };
     let service = FittokService::new(residents.clone(), activity.clone(), info, shutdown_tx);
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| {
-        match conn {
+    let incoming =
+        tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
             Ok(stream) => transport::peer_allowed(stream),
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
                 false
             }
-        }
-    });
-    let stop = stop_requested(
-        shutdown_rx,
-        activity,
-        residents.clone(),
-        opts.idle_timeout,
-    );
+        });
+    let stop = stop_requested(shutdown_rx, activity, residents.clone(), opts.idle_timeout);
     let served = tonic::transport::Server::builder()
         .serve_with_incoming_shutdown(
             FittokServer::new(service)

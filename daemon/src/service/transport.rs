@@ -96,9 +96,12 @@ mod unix {
                 source,
             };
             // New directories are private from the start; existing ones are checked below.
-            std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
-                .create(dir)
-                .map_err(dir_err)?;
+            std::os::unix::fs::DirBuilderExt::mode(
+                std::fs::DirBuilder::new().recursive(true),
+                0o700,
+            )
+            .create(dir)
+            .map_err(dir_err)?;
             // Only tighten a directory we own (XDG_RUNTIME_DIR/fittok, the cache's run/); a
             // shared parent given through FITTOK_SOCKET is left alone.
             if let Ok(meta) = std::fs::metadata(dir) {

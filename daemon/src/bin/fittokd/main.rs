@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use tracing_subscriber::fmt::writer::MakeWriterExt;
 use fittok_engine::engine::SemanticMode;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -145,8 +145,7 @@ fn init_daemon_log() -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let path = fittok_proto::paths::log_path();
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let file = std::fs::OpenOptions::new()
         .create(true)

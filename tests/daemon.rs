@@ -1,0 +1,461 @@
+//! The real `fittokd` on a real socket, driven by the real `fittok` binary: auto-spawn, query,
+//! index with progress, status, expand, warm restart, many clients at once, a killed daemon,
+//! a stale socket, version hand-over, foreign users, idle exit, socket activation.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fittok_e2e::{DaemonEnv, TempRepo, bin, stderr, stdout};
+
+fn repo() -> TempRepo {
+    let repo = TempRepo::new("daemon");
+    repo.write(
+        "billing/invoice.py",
+        "\"\"\"Invoices.\"\"\"\n\nfrom .tax import vat_for\n\n\nclass Invoice:\n    \"\"\"A customer invoice with line items.\"\"\"\n\n    def __init__(self, lines):\n        self.lines = lines\n\n    def total_with_vat(self, country):\n        net = sum(price * qty for price, qty in self.lines)\n        return net + vat_for(country, net)\n",
+    )
+    .write(
+        "billing/tax.py",
+        "RATES = {\"de\": 0.19, \"fr\": 0.20}\n\n\ndef vat_for(country, amount):\n    \"\"\"Value added tax owed on amount in country.\"\"\"\n    return amount * RATES.get(country, 0.0)\n",
+    )
+    .write(".git/HEAD", "ref: refs/heads/main\n")
+    .write(
+        "cmd/main.go",
+        "package main\n\n// main prints a greeting.\nfunc main() {\n\tgreet(\"world\")\n}\n\nfunc greet(name string) {}\n",
+    );
+    repo
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+}
+
+fn status_json(env: &DaemonEnv) -> serde_json::Value {
+    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).expect("status JSON")
+}
+
+/// The code part of an answer (after its header lines, which carry freshness notes).
+fn code_part(answer: &str) -> &str {
+    answer
+        .split_once("## Code")
+        .map_or(answer, |(_, code)| code)
+}
+
+#[test]
+fn query_index_status_expand_through_an_autospawned_daemon() {
+    let env = DaemonEnv::new("basic");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    assert!(env.daemon_pids().is_empty());
+
+    let answer = ok(&env.fittok(&[
+        "query",
+        path,
+        "how is VAT added to an invoice total",
+        "--budget",
+        "600",
+    ]));
+    assert!(answer.contains("def total_with_vat"), "{answer}");
+    assert!(
+        answer.contains("ranking without semantics"),
+        "the missing model is said: {answer}"
+    );
+    assert_eq!(
+        env.daemon_pids().len(),
+        1,
+        "the first call started one daemon"
+    );
+
+    let index = env.fittok(&["index", path]);
+    let progress = stderr(&index);
+    assert!(
+        progress.contains("ready:"),
+        "progress on stderr: {progress}"
+    );
+    assert!(ok(&index).contains("nodes"));
+
+    let status = status_json(&env);
+    assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
+    let repos = status["repos"].as_array().unwrap();
+    assert_eq!(repos.len(), 1);
+    assert!(repos[0]["nodes"].as_u64().unwrap() >= 6, "{status}");
+    assert_eq!(repos[0]["state"], "ready");
+    let text = ok(&env.fittok(&["status"]));
+    assert!(text.contains("fittokd ") && text.contains(path), "{text}");
+
+    let expanded = ok(&env.fittok(&["expand", "--repo", path, "billing/tax.py#vat_for"]));
+    assert!(expanded.contains("RATES.get(country"), "{expanded}");
+
+    // A path that does not exist is an error, never taken for the question.
+    let missing = env.fittok(&["query", "/no/such/repo", "what is this"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
+    let bad_id = env.fittok(&["expand", "--repo", path, "nope.py#nothing"]);
+    assert_eq!(bad_id.status.code(), Some(1), "{}", stderr(&bad_id));
+    assert!(stderr(&bad_id).contains("unknown id"));
+
+    // The query runs from inside the repository too: PATH defaults to its root.
+    let inside = env
+        .cmd("fittok")
+        .args(["query", "greeting printed by main", "--json"])
+        .current_dir(repo.path().join("cmd"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&inside)).expect("JSON answer");
+    assert!(
+        v["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["name"] == "main.main"),
+        "{v}"
+    );
+
+    ok(&env.fittok(&["daemon", "stop"]));
+    assert!(env.wait_no_daemon(Duration::from_secs(10)));
+    assert!(!env.socket.exists(), "the socket file is removed at exit");
+    let none = env.fittok(&["status"]);
+    assert_eq!(
+        none.status.code(),
+        Some(3),
+        "status without a daemon: exit 3"
+    );
+}
+
+#[test]
+fn restart_serves_from_the_warm_cache() {
+    let env = DaemonEnv::new("warm").with_model();
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    let first = ok(&env.fittok(&["index", path]));
+    assert!(first.contains("(0 from cache)"), "{first}");
+    let status = status_json(&env);
+    assert_eq!(
+        status["repos"][0]["semantic_coverage"], 1.0,
+        "index waits for every vector"
+    );
+
+    ok(&env.fittok(&["daemon", "restart"]));
+    assert_eq!(env.daemon_pids().len(), 1);
+    let t = Instant::now();
+    let again = ok(&env.fittok(&["index", path, "--no-wait"]));
+    let secs = t.elapsed().as_secs_f32();
+    assert!(
+        again.contains("(3 from cache)"),
+        "no file re-parsed: {again}"
+    );
+    let status = status_json(&env);
+    assert_eq!(
+        status["repos"][0]["semantic_coverage"], 1.0,
+        "no node re-embedded after a restart: {status}"
+    );
+    eprintln!("warm index through a restarted daemon: {secs:.2} s");
+}
+
+#[test]
+fn twenty_clients_at_once_start_exactly_one_daemon() {
+    let env = DaemonEnv::new("many");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap().to_string();
+    let children: Vec<_> = (0..20)
+        .map(|i| {
+            env.cmd("fittok")
+                .args([
+                    "query",
+                    &path,
+                    &format!("vat rate for country {i}"),
+                    "--budget",
+                    "300",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(ok(&out).contains("vat_for"));
+    }
+    assert_eq!(env.daemon_pids().len(), 1, "exactly one daemon");
+    assert_eq!(
+        status_json(&env)["repos"].as_array().unwrap().len(),
+        1,
+        "indexed once"
+    );
+}
+
+#[test]
+fn a_daemon_killed_mid_index_is_replaced_and_answers_the_same() {
+    let env = DaemonEnv::new("kill");
+    let repo = repo();
+    // Enough files that indexing takes a moment.
+    for i in 0..300 {
+        repo.write(
+            &format!("gen/mod{i}.py"),
+            format!("def helper_{i}(x):\n    return x + {i}\n\n\nclass Thing{i}:\n    def run(self):\n        return helper_{i}(1)\n"),
+        );
+    }
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["daemon", "start"]));
+    let pid = env.daemon_pids()[0];
+    let mut index = env
+        .cmd("fittok")
+        .args(["index", path])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    let _ = index.wait();
+    assert!(env.socket.exists(), "the dead daemon left its socket file");
+
+    let question = "how is VAT added to an invoice total";
+    let after = ok(&env.fittok(&["query", path, question, "--budget", "800"]));
+    let pids = env.daemon_pids();
+    assert_eq!(pids.len(), 1);
+    assert_ne!(pids[0], pid, "a new daemon answered");
+    let fresh = ok(&env.fittok(&["--no-daemon", "query", path, question, "--budget", "800"]));
+    assert_eq!(
+        code_part(&after),
+        code_part(&fresh),
+        "same answer as a fresh in-process run"
+    );
+}
+
+#[test]
+fn a_stale_socket_file_is_replaced() {
+    let env = DaemonEnv::new("stale");
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    drop(std::os::unix::net::UnixListener::bind(&env.socket).unwrap());
+    assert!(env.socket.exists());
+    let repo = repo();
+    let out = ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat rates",
+        "--budget",
+        "300",
+    ]));
+    assert!(out.contains("vat_for"));
+    assert!(
+        env.log().contains("stale socket file replaced"),
+        "{}",
+        env.log()
+    );
+}
+
+#[test]
+fn an_older_daemon_hands_over_to_a_newer_client() {
+    let env = DaemonEnv::new("handover");
+    let mut old = env
+        .cmd("fittokd")
+        .args(["serve", "--report-version", "0.0.1", "--socket"])
+        .arg(&env.socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !env.socket.exists() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before: serde_json::Value =
+        serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).unwrap();
+    assert_eq!(before["version"], "0.0.1");
+    let repo = repo();
+    ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat",
+        "--budget",
+        "300",
+    ]));
+    let exited = old.wait().unwrap();
+    assert!(
+        exited.success(),
+        "the old daemon stopped cleanly: {exited:?}"
+    );
+    let after = status_json(&env);
+    assert_eq!(after["version"], env!("CARGO_PKG_VERSION"));
+    assert_ne!(after["pid"], before["pid"]);
+}
+
+#[test]
+fn connections_from_another_user_are_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: switching users needs root");
+        return;
+    }
+    let env = DaemonEnv::new("uid");
+    ok(&env.fittok(&["daemon", "start"]));
+    // Loosen the permissions so only the peer-credential check stands in the way.
+    use std::os::unix::fs::PermissionsExt;
+    let open = std::fs::Permissions::from_mode(0o777);
+    let mut dir = env.socket.parent();
+    while let Some(d) = dir {
+        if d == std::path::Path::new("/") || d == std::env::temp_dir() {
+            break;
+        }
+        std::fs::set_permissions(d, open.clone()).unwrap();
+        dir = d.parent();
+    }
+    std::fs::set_permissions(&env.socket, open).unwrap();
+    let exe_dir = bin("fittok").parent().unwrap().to_path_buf();
+    let runnable = Command::new(bin("fittok"))
+        .arg("--version")
+        .uid(65534)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runnable {
+        eprintln!(
+            "skipped: {} is not executable by uid 65534",
+            exe_dir.display()
+        );
+        return;
+    }
+    let out = env
+        .cmd("fittok")
+        .args(["status"])
+        .env("FITTOK_CACHE_DIR", "/tmp")
+        .uid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        env.log().contains("connection from another user refused"),
+        "{}",
+        env.log()
+    );
+    // Our own user still gets in.
+    ok(&env.fittok(&["status"]));
+}
+
+use std::os::unix::process::CommandExt;
+
+#[test]
+fn an_idle_daemon_exits_and_removes_its_socket() {
+    let env = DaemonEnv::new("idle").env("FITTOK_IDLE_TIMEOUT", "1");
+    let repo = repo();
+    ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat",
+        "--budget",
+        "300",
+    ]));
+    assert_eq!(env.daemon_pids().len(), 1);
+    assert!(
+        env.wait_no_daemon(Duration::from_secs(15)),
+        "still running after idling"
+    );
+    assert!(!env.socket.exists());
+    assert!(env.log().contains("idle: stopping"));
+}
+
+#[test]
+fn serves_through_a_listener_inherited_by_socket_activation() {
+    use std::os::fd::AsRawFd;
+    let env = DaemonEnv::new("activation");
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(&env.socket).unwrap();
+    let fd = listener.as_raw_fd();
+    let mut cmd = env.cmd("fittokd");
+    // As systemd does: the listener at fd 3, LISTEN_PID naming the daemon's own pid (the
+    // shell execs the daemon, keeping its pid).
+    cmd.env_remove("FITTOK_SOCKET");
+    let daemon = bin("fittokd");
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg("LISTEN_FDS=1 LISTEN_PID=$$ exec \"$0\" serve --socket \"$1\"")
+        .arg(&daemon)
+        .arg(&env.socket)
+        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: dup2 is async-signal-safe; it runs in the child between fork and exec.
+    unsafe {
+        sh.pre_exec(move || {
+            // dup2 onto itself would keep close-on-exec: clear it explicitly.
+            if fd != 3 && libc::dup2(fd, 3) < 0 || libc::fcntl(3, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = sh.spawn().unwrap();
+    drop(listener);
+    let t = Instant::now();
+    while env.daemon_pids().is_empty() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let repo = repo();
+    let out = ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat rates",
+        "--budget",
+        "300",
+    ]));
+    assert!(out.contains("vat_for"));
+    assert!(env.log().contains("from_manager=true"), "{}", env.log());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn service_units_parse() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let plist = root.join("launchd/dev.fittok.fittokd.plist");
+    let parsed = Command::new("python3")
+        .args([
+            "-c",
+            "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb')); assert d['Label']=='dev.fittok.fittokd'; assert d['ProgramArguments'][1]=='serve'; print('ok')",
+        ])
+        .arg(&plist)
+        .output()
+        .expect("python3");
+    assert!(parsed.status.success(), "{}", stderr(&parsed));
+    let Ok(analyze) = Command::new("systemd-analyze").arg("--version").output() else {
+        eprintln!("systemd-analyze not installed: unit files checked by the plist test only");
+        return;
+    };
+    assert!(analyze.status.success());
+    // The units name the installed binary; verify them with this build's path substituted.
+    let dir = TempRepo::new("units");
+    for name in ["fittokd.socket", "fittokd.service"] {
+        let text = std::fs::read_to_string(root.join("systemd").join(name)).unwrap();
+        dir.write(
+            name,
+            text.replace("%h/.cargo/bin/fittokd", bin("fittokd").to_str().unwrap()),
+        );
+    }
+    let out = Command::new("systemd-analyze")
+        .args(["verify", "--user"])
+        .arg(dir.path().join("fittokd.socket"))
+        .arg(dir.path().join("fittokd.service"))
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .output()
+        .unwrap();
+    let errors = stderr(&out);
+    let relevant: Vec<&str> = errors.lines().filter(|l| l.contains("fittokd")).collect();
+    assert!(out.status.success() && relevant.is_empty(), "{errors}");
+}
