@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use fittok_proto::v1;
+
+pub mod hook;
 use fittok_proto::v1::fittok_client::FittokClient;
 use fittok_proto::v1::{HelloReply, HelloRequest, ShutdownRequest};
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -47,6 +49,14 @@ impl ClientError {
             _ => EXIT_DAEMON,
         }
     }
+}
+
+/// The root of the repository containing `dir`: the nearest ancestor with `.git`, else `dir`.
+pub fn repo_root(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(dir)
+        .to_path_buf()
 }
 
 /// Exit status when the daemon cannot be reached or started.
@@ -224,7 +234,7 @@ async fn spawn_locked(opts: &DaemonOptions) -> Result<Client, ClientError> {
             return Ok(client);
         }
     }
-    spawn(opts)?;
+    spawn_detached(opts)?;
     let t = Instant::now();
     let result = loop {
         match hello(&opts.socket, &opts.client).await {
@@ -246,7 +256,7 @@ async fn spawn_locked(opts: &DaemonOptions) -> Result<Client, ClientError> {
 }
 
 /// Starts `fittokd serve` detached: its own process group, no terminal, no inherited pipes.
-fn spawn(opts: &DaemonOptions) -> Result<(), ClientError> {
+pub fn spawn_detached(opts: &DaemonOptions) -> Result<(), ClientError> {
     use std::process::{Command, Stdio};
     let mut cmd = Command::new(&opts.bin);
     cmd.arg("serve")

@@ -87,6 +87,11 @@ enum Command {
     },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
+    /// Claude Code `UserPromptSubmit` hook: reads the hook JSON on stdin and prints context
+    /// for code questions; prints nothing (exit 0) otherwise or on any error.
+    Hook,
+    /// Run the MCP stdio server (`fittok-mcp`).
+    Mcp,
 }
 
 #[derive(Subcommand)]
@@ -133,14 +138,6 @@ fn fail(code: i32, message: impl Into<String>) -> Failure {
     }
 }
 
-/// The root of the repository containing `dir`: the nearest ancestor with `.git`, else `dir`.
-fn repo_root(dir: &Path) -> PathBuf {
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(dir)
-        .to_path_buf()
-}
-
 /// An explicit repository path (must exist), or the current repository.
 fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, Failure> {
     match path {
@@ -150,7 +147,7 @@ fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, Failure> {
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| fail(1, format!("cannot read the current directory: {e}")))?;
-            Ok(repo_root(&cwd))
+            Ok(fittok_client::repo_root(&cwd))
         }
     }
 }
@@ -210,6 +207,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 explain,
                 json,
                 show_savings,
+                exclude: Vec::new(),
             };
             if cli.no_daemon {
                 return in_process_query(&opts, &req);
@@ -298,6 +296,37 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
         }
         Command::Daemon { ref action } => daemon(&opts, action).await?,
+        Command::Hook => {
+            let mut input = String::new();
+            use std::io::Read;
+            let read = std::io::stdin()
+                .take(1 << 20)
+                .read_to_string(&mut input)
+                .is_ok();
+            if let Some(input) = read
+                .then(|| fittok_client::hook::parse_input(&input))
+                .flatten()
+            {
+                let hook_opts = fittok_client::hook::HookOptions::default();
+                if let Some(out) = fittok_client::hook::respond(&input, &opts, &hook_opts).await {
+                    print_out(&out);
+                }
+            }
+        }
+        Command::Mcp => {
+            let name = format!("fittok-mcp{}", std::env::consts::EXE_SUFFIX);
+            let bin = std::env::current_exe()
+                .ok()
+                .and_then(|e| e.parent().map(|d| d.join(&name)))
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| name.into());
+            let status = std::process::Command::new(&bin)
+                .status()
+                .map_err(|e| fail(1, format!("cannot run {}: {e}", bin.display())))?;
+            if !status.success() {
+                return Err(fail(status.code().unwrap_or(1), "fittok-mcp failed"));
+            }
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "fittok", &mut std::io::stdout());
         }

@@ -38,6 +38,8 @@ pub struct Query {
     pub show_savings: bool,
     /// Include the top-n ranking with per-signal ranks in the answer (0 = none).
     pub explain: usize,
+    /// Node ids the reader has already been shown: left out, and named in the answer.
+    pub exclude: std::collections::HashSet<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -269,8 +271,11 @@ impl Engine {
 
     fn similarities(&self, question: &str) -> Option<Vec<f32>> {
         let s = self.semantic.as_ref()?;
-        match s.embedder.embed(&[question.to_string()]) {
-            Ok(mut v) => v.pop().map(|q| s.index.similarities(&q)),
+        let t = Instant::now();
+        let embedded = s.embedder.embed_question(question);
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "question embedded");
+        match embedded {
+            Ok(q) => Some(s.index.similarities(&q)),
             Err(e) => {
                 tracing::warn!(error = %e, "question embedding failed");
                 None
@@ -296,7 +301,24 @@ impl Engine {
         } else {
             self.similarities(&question)
         };
-        let ranked = rank(g, &self.index, &question, &query_terms, sims.as_deref());
+        let t = Instant::now();
+        let mut ranked = rank(g, &self.index, &question, &query_terms, sims.as_deref());
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "ranked");
+        let mut already_shown = Vec::new();
+        if !q.exclude.is_empty() {
+            let mut position = 0;
+            ranked.retain(|r| {
+                position += 1;
+                let id = node_id(g, r.node);
+                let keep = !q.exclude.contains(&id);
+                // Name only the excluded nodes that ranked near the top: the ones the answer
+                // would have shown.
+                if !keep && position <= 12 {
+                    already_shown.push(id);
+                }
+                keep
+            });
+        }
         // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
         let terms: std::collections::HashMap<String, f32> = query_terms
             .iter()
@@ -311,6 +333,7 @@ impl Engine {
             } else {
                 self.semantic_note()
             },
+            already_shown,
         };
         // Reserve room for everything around the code; re-select tighter if the text overshoots.
         let mut code_budget = if q.budget == 0 {
@@ -356,6 +379,10 @@ impl Engine {
                 over = Some(a);
             }
         }
+        tracing::debug!(
+            us = t.elapsed().as_micros() as u64,
+            "ranked, selected and rendered"
+        );
         let mut a = best.or(over).expect("the loop runs at least once");
         a.ranking = crate::render::explain(g, &ranked, q.explain);
         a

@@ -143,10 +143,19 @@ impl Residents {
             .clone()
     }
 
+    /// Tells background work to stop at its next slice; calls waiting for it give up.
+    pub fn begin_stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
     /// Stops background embedding at its next slice and waits (up to 5 s) for it, so the
     /// store is closed cleanly at exit.
     pub fn stop(&self) {
-        self.stopping.store(true, Ordering::SeqCst);
+        self.begin_stop();
         let t = Instant::now();
         while self.is_embedding() && t.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
@@ -332,6 +341,15 @@ fn embed_loop(rx: mpsc::Receiver<Arc<Resident>>, busy: Arc<AtomicBool>, stop: Ar
             secs = t.elapsed().as_secs_f32(),
             "background embedding finished"
         );
+        release_free_memory();
         busy.store(false, Ordering::Relaxed);
     }
+}
+
+/// Returns memory the allocator keeps after a burst of embedding (activations of hundreds of
+/// batches) to the system, so a settled daemon's RSS is what it actually holds.
+fn release_free_memory() {
+    // SAFETY: mi_collect only walks mimalloc's own heaps; harmless if mimalloc is not the
+    // global allocator.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }

@@ -1,10 +1,14 @@
 //! Token counting with the real tokenizer (cl100k by default, o200k as an option).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
 
 use tiktoken_rs::CoreBPE;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Encoding {
     #[default]
@@ -27,7 +31,65 @@ fn bpe(enc: Encoding) -> Option<&'static CoreBPE> {
 
 /// The number of tokens `text` encodes to. Falls back to a conservative chars/3 estimate if
 /// the tokenizer cannot load (it is bundled, so that means a broken build).
+///
+/// Counts are memoised by a hash of the text: answering a question renders and measures the
+/// same blocks several times, and neighbouring questions meet the same blocks again; BPE is
+/// most of a query's time otherwise.
 pub fn count(enc: Encoding, text: &str) -> usize {
+    if text.len() < 64 {
+        return count_uncached(enc, text);
+    }
+    // A long text (a whole answer) is counted per section: answers differ between render
+    // passes in their header and share most sections, whose counts are then memoised.
+    if text.len() > 4096 {
+        return sections(text).map(|s| count_memo(enc, s)).sum();
+    }
+    count_memo(enc, text)
+}
+
+/// Splits before every line that starts with `#`. Exact for cl100k and o200k: their
+/// pre-tokenizer never forms a piece that runs from a newline into a following
+/// non-whitespace character, so token counts add up across such a boundary.
+fn sections(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = rest
+            .match_indices("\n#")
+            .map(|(i, _)| i + 1)
+            .find(|&i| i > 0)
+            .unwrap_or(rest.len());
+        let (head, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(head)
+    })
+}
+
+fn count_memo(enc: Encoding, text: &str) -> usize {
+    const MEMO_MAX: usize = 200_000;
+    static MEMO: OnceLock<Mutex<HashMap<(Encoding, u64), u32>>> = OnceLock::new();
+    let key = (enc, {
+        let mut h = std::hash::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    });
+    let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(&n) = memo.lock().ok().as_ref().and_then(|m| m.get(&key)) {
+        return n as usize;
+    }
+    let n = count_uncached(enc, text);
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= MEMO_MAX {
+            m.clear();
+        }
+        m.insert(key, n as u32);
+    }
+    n
+}
+
+fn count_uncached(enc: Encoding, text: &str) -> usize {
     match bpe(enc) {
         Some(b) => b.encode_ordinary(text).len(),
         None => text.chars().count().div_ceil(3),
@@ -58,6 +120,26 @@ pub fn truncate(enc: Encoding, text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counting_by_sections_is_exact() {
+        use super::*;
+        let mut text = String::from(
+            "fittok · repo · 1234 tokens\nAnswer from the code.\n\n## Map\n- a.py — f:1\n\n## Code\n",
+        );
+        for i in 0..60 {
+            text.push_str(&format!(
+                "### src/mod{i}.py:{i}-{} function f{i}\n```python\n{i}\tdef f{i}(x):  \n{}\t    return x  # 東京 ##\n\n\n```\n#not a heading but a line\n   # indented\n",
+                i + 3,
+                i + 1
+            ));
+        }
+        assert!(text.len() > 4096);
+        for enc in [Encoding::Cl100k, Encoding::O200k] {
+            assert_eq!(count(enc, &text), count_uncached(enc, &text));
+            assert_eq!(sections(&text).collect::<String>(), text);
+        }
+    }
+
     use super::*;
 
     #[test]

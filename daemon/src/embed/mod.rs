@@ -39,7 +39,13 @@ pub struct Embedder {
     model: BertModel,
     tokenizer: Tokenizer,
     device: Device,
+    /// Recent questions' vectors: an agent re-asks with another budget or after expanding,
+    /// and a question costs a full forward pass (~15 ms on 2 cores).
+    recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
 }
+
+/// Questions whose vectors are kept.
+const RECENT_QUESTIONS: usize = 64;
 
 /// Where the model is looked for: `FITTOK_EMBED_MODEL` (a directory), else the cache's
 /// `models/all-MiniLM-L6-v2`.
@@ -98,7 +104,28 @@ impl Embedder {
             model,
             tokenizer,
             device,
+            recent: Default::default(),
         })
+    }
+
+    /// Embeds one question, reusing the vector of a recent identical one.
+    pub fn embed_question(&self, question: &str) -> Result<Vec<f32>, EmbedError> {
+        if let Ok(recent) = self.recent.lock() {
+            if let Some((_, v)) = recent.iter().find(|(q, _)| q == question) {
+                return Ok(v.clone());
+            }
+        }
+        let v = self
+            .embed(&[question.to_string()])?
+            .pop()
+            .ok_or_else(|| EmbedError::Compute("no vector for the question".into()))?;
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= RECENT_QUESTIONS {
+                recent.pop_front();
+            }
+            recent.push_back((question.to_string(), v.clone()));
+        }
+        Ok(v)
     }
 
     /// Embeds texts; returns one unit vector of [`DIM`] floats per text, in order.

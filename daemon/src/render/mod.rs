@@ -66,6 +66,9 @@ pub struct Provenance {
     pub freshness: String,
     pub semantic_coverage: f32,
     pub semantic_note: Option<String>,
+    /// Relevant nodes left out because this reader was shown them earlier (session dedupe).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub already_shown: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -211,6 +214,12 @@ fn compose(
         tokens,
         NOTE
     );
+    if !p.already_shown.is_empty() {
+        s.push_str(&format!(
+            "Relevant but shown earlier in this session, so not repeated (expand to see again): {}\n\n",
+            p.already_shown.join(", ")
+        ));
+    }
     s.push_str(map);
     if !blocks.is_empty() {
         s.push_str("\n## Code\n");

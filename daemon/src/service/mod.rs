@@ -182,8 +182,8 @@ impl Fittok for FittokService {
                 ),
             );
             while req.wait_semantic && engine.semantic_missing() > 0 {
-                if tx.is_closed() {
-                    return;
+                if tx.is_closed() || residents.is_stopping() {
+                    break;
                 }
                 let (done, total) = engine.semantic_counts();
                 send(
@@ -227,6 +227,7 @@ impl Fittok for FittokService {
                 },
                 show_savings: req.show_savings,
                 explain: req.explain as usize,
+                exclude: req.exclude.into_iter().collect(),
             });
             let json = if req.json {
                 serde_json::to_string_pretty(&answer)
@@ -235,6 +236,7 @@ impl Fittok for FittokService {
                 String::new()
             };
             Ok::<_, Status>(QueryReply {
+                node_ids: answer.nodes.iter().map(|n| n.id.clone()).collect(),
                 tokens: answer.tokens as u32,
                 semantic_coverage: engine.semantic_coverage(),
                 freshness: engine.freshness.clone(),

@@ -89,6 +89,20 @@ async fn stop_requested(
     }
 }
 
+/// Resolves once no call is in flight (or after `limit`).
+async fn calls_done(activity: Arc<Activity>, limit: Duration) {
+    let t = std::time::Instant::now();
+    while activity.in_flight.load(Ordering::SeqCst) > 0 && t.elapsed() < limit {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if t.elapsed() >= limit {
+        tracing::warn!(
+            "calls still running after {} s; stopping anyway",
+            limit.as_secs()
+        );
+    }
+}
+
 /// Serves until stopped. The listener is the one inherited from the service manager if any,
 /// else a socket bound at `opts.socket`.
 #[cfg(unix)]
@@ -128,16 +142,36 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
                 false
             }
         });
-    let stop = stop_requested(shutdown_rx, activity, residents.clone(), opts.idle_timeout);
-    let served = tonic::transport::Server::builder()
-        .serve_with_incoming_shutdown(
-            FittokServer::new(service)
-                .max_decoding_message_size(64 << 20)
-                .max_encoding_message_size(64 << 20),
-            incoming,
-            stop,
-        )
-        .await;
+    let stop = stop_requested(
+        shutdown_rx,
+        activity.clone(),
+        residents.clone(),
+        opts.idle_timeout,
+    );
+    let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder().serve_with_incoming_shutdown(
+        FittokServer::new(service)
+            .max_decoding_message_size(64 << 20)
+            .max_encoding_message_size(64 << 20),
+        incoming,
+        async {
+            let _ = graceful_rx.await;
+        },
+    );
+    tokio::pin!(server);
+    let served = tokio::select! {
+        served = &mut server => served,
+        _ = stop => {
+            // Stop accepting and let calls in flight finish; idle connections (a shim keeps
+            // one open) must not hold the exit, so stop waiting once no call runs.
+            residents.begin_stop();
+            let _ = graceful_tx.send(());
+            tokio::select! {
+                served = &mut server => served,
+                _ = calls_done(activity, Duration::from_secs(30)) => Ok(()),
+            }
+        }
+    };
     residents.stop();
     // Remove the socket file only if it is still the one we bound: a successor may own it.
     if !from_manager && inode.is_some() && transport::socket_inode(&opts.socket) == inode {

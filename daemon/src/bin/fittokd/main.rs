@@ -274,6 +274,7 @@ fn main() -> anyhow::Result<()> {
                 },
                 show_savings: env_flag("FITTOK_SHOW_SAVINGS"),
                 explain,
+                exclude: Default::default(),
             };
             let answer = engine.query(&query);
             if json {

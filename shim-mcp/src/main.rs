@@ -1,0 +1,330 @@
+//! `fittok-mcp`: an MCP stdio server with three tools that forward to `fittokd`.
+//!
+//! It answers `initialize` and `tools/list` at once, whatever the daemon's state: the daemon
+//! is reached (and started if needed) in the background and on the first tool call. Every
+//! failure becomes a tool error an agent can act on; the server itself never goes down for a
+//! bad request or a dead daemon.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fittok_client::v1::{ExpandRequest, QueryRequest, StatusRequest};
+use fittok_client::{Client, DaemonOptions};
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{
+    ErrorData, Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Budget when the agent names none.
+const DEFAULT_BUDGET: u32 = 4000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ContextArgs {
+    /// One question about the code, in words ("how are retries scheduled after a timeout?").
+    question: String,
+    /// Absolute path of the repository. Default: the client's workspace root, else the
+    /// server's working directory.
+    #[serde(default)]
+    repo: Option<String>,
+    /// Token budget for the answer (default 4000).
+    #[serde(default)]
+    budget: Option<u32>,
+    /// Leave out code already returned in this session (default true); set false to get it
+    /// again.
+    #[serde(default)]
+    skip_seen: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ExpandArgs {
+    /// Ids from an earlier answer: `path#Qualified.name`, `path:10-40`, or `path`.
+    ids: Vec<String>,
+    /// Absolute path of the repository (default as for code_context).
+    #[serde(default)]
+    repo: Option<String>,
+}
+
+struct State {
+    daemon: DaemonOptions,
+    client: tokio::sync::Mutex<Option<Client>>,
+    /// Node ids returned per repository in this session.
+    seen: std::sync::Mutex<HashMap<String, HashSet<String>>>,
+    /// FITTOK_MAX_BUDGET of this shim's environment (0 = none).
+    max_budget: u32,
+}
+
+#[derive(Clone)]
+struct Shim {
+    tool_router: ToolRouter<Shim>,
+    state: Arc<State>,
+}
+
+fn tool_error(message: impl Into<String>) -> Result<CallToolResult, ErrorData> {
+    Ok(CallToolResult::error(vec![ContentBlock::text(
+        message.into(),
+    )]))
+}
+
+impl Shim {
+    fn new() -> Shim {
+        let max_budget = std::env::var("FITTOK_MAX_BUDGET")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        Shim {
+            tool_router: Self::tool_router(),
+            state: Arc::new(State {
+                daemon: DaemonOptions {
+                    client: "fittok-mcp".into(),
+                    ..DaemonOptions::default()
+                },
+                client: tokio::sync::Mutex::new(None),
+                seen: Default::default(),
+                max_budget,
+            }),
+        }
+    }
+
+    /// A connected client, started or reconnected as needed.
+    async fn client(&self, fresh: bool) -> Result<Client, String> {
+        let mut slot = self.state.client.lock().await;
+        if !fresh {
+            if let Some(c) = slot.as_ref() {
+                return Ok(c.clone());
+            }
+        }
+        match fittok_client::ensure(&self.state.daemon).await {
+            Ok(c) => {
+                *slot = Some(c.clone());
+                Ok(c)
+            }
+            Err(e) => Err(format!(
+                "fittok daemon unavailable: {e}. Check `fittok daemon logs`, or run `fittok status`."
+            )),
+        }
+    }
+
+    /// The repository a call is about: the argument (must exist), else the client's first
+    /// root, else the working directory's repository. Roots are deprecated by SEP-2577 but
+    /// current clients (Claude Code, VS Code) still send them, and they name the workspace.
+    #[allow(deprecated)]
+    async fn repo(&self, arg: Option<&str>, peer: &Peer<RoleServer>) -> Result<PathBuf, String> {
+        if let Some(p) = arg.filter(|p| !p.trim().is_empty()) {
+            let path = PathBuf::from(p);
+            if !path.is_absolute() {
+                return Err(format!("repo must be an absolute path, got {p:?}"));
+            }
+            return path.canonicalize().map_err(|_| {
+                format!(
+                    "repository path {p} does not exist; pass the absolute path of a repository"
+                )
+            });
+        }
+        let supports_roots = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if supports_roots {
+            if let Ok(Ok(roots)) =
+                tokio::time::timeout(Duration::from_secs(2), peer.list_roots()).await
+            {
+                if let Some(path) = roots
+                    .roots
+                    .iter()
+                    .find_map(|r| r.uri.strip_prefix("file://"))
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_dir())
+                {
+                    return Ok(path);
+                }
+            }
+        }
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("no repo given and the working directory is unreadable: {e}"))?;
+        Ok(fittok_client::repo_root(&cwd))
+    }
+
+    /// Runs an RPC, reconnecting once if the daemon went away.
+    async fn call<T, F, Fut>(&self, f: F) -> Result<T, String>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let client = self.client(false).await?;
+        match f(client).await {
+            Ok(r) => Ok(r.into_inner()),
+            Err(s) if s.code() == tonic::Code::Unavailable || s.code() == tonic::Code::Unknown => {
+                let client = self.client(true).await?;
+                f(client)
+                    .await
+                    .map(|r| r.into_inner())
+                    .map_err(|s| s.message().to_string())
+            }
+            Err(s) => Err(s.message().to_string()),
+        }
+    }
+}
+
+#[tool_router]
+impl Shim {
+    #[tool(
+        description = "Source code that answers a question about a codebase: the relevant functions, classes and methods with real line numbers, a map of the files they live in, and pointers (→ id) to related code that did not fit, within a token budget. The code shown is current source: do not re-read those files. Ask one focused question per facet; for a multi-part question make one call per part. Code already returned in this session is not repeated but named (skip_seen=false repeats it). Follow pointers with code_expand."
+    )]
+    async fn code_context(
+        &self,
+        Parameters(args): Parameters<ContextArgs>,
+        peer: Peer<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if args.question.trim().is_empty() {
+            return tool_error("question is empty: ask about the code in words");
+        }
+        let repo = match self.repo(args.repo.as_deref(), &peer).await {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        let repo_key = repo.display().to_string();
+        let mut budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+        if self.state.max_budget > 0 {
+            budget = if budget == 0 {
+                self.state.max_budget
+            } else {
+                budget.min(self.state.max_budget)
+            };
+        }
+        let skip_seen = args.skip_seen.unwrap_or(true);
+        let exclude: Vec<String> = if skip_seen {
+            self.state
+                .seen
+                .lock()
+                .map(|s| {
+                    s.get(&repo_key)
+                        .map(|v| v.iter().cloned().collect())
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let req = QueryRequest {
+            repo: repo_key.clone(),
+            question: args.question,
+            budget,
+            exclude,
+            ..Default::default()
+        };
+        let reply = match self
+            .call(|mut c| {
+                let req = req.clone();
+                async move { c.query(req).await }
+            })
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        if let Ok(mut seen) = self.state.seen.lock() {
+            seen.entry(repo_key).or_default().extend(reply.node_ids);
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            reply.text,
+        )]))
+    }
+
+    #[tool(
+        description = "Whole source of ids from an earlier code_context answer: `path#Qualified.name`, `path:10-40` (a line range) or `path` (a file's outline), e.g. its → pointers."
+    )]
+    async fn code_expand(
+        &self,
+        Parameters(args): Parameters<ExpandArgs>,
+        peer: Peer<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if args.ids.is_empty() {
+            return tool_error("ids is empty: pass ids from an answer, e.g. src/app.py#App.run");
+        }
+        let repo = match self.repo(args.repo.as_deref(), &peer).await {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        let req = ExpandRequest {
+            repo: repo.display().to_string(),
+            ids: args.ids,
+        };
+        match self
+            .call(|mut c| {
+                let req = req.clone();
+                async move { c.expand(req).await }
+            })
+            .await
+        {
+            Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(r.text)])),
+            Err(e) => tool_error(e),
+        }
+    }
+
+    #[tool(
+        description = "fittok's state: resident repositories with node counts, index freshness and semantic-search coverage."
+    )]
+    async fn fittok_status(&self) -> Result<CallToolResult, ErrorData> {
+        match self
+            .call(|mut c| async move { c.status(StatusRequest {}).await })
+            .await
+        {
+            Ok(s) => {
+                let mut text = format!(
+                    "fittokd {} · pid {} · up {} s · RSS {} MB\n",
+                    s.version,
+                    s.pid,
+                    s.uptime_ms / 1000,
+                    s.rss_bytes >> 20
+                );
+                if s.repos.is_empty() {
+                    text.push_str("no repository indexed yet: code_context indexes on first use\n");
+                }
+                for r in s.repos {
+                    text.push_str(&format!(
+                        "{} · {} · {} files · {} nodes · semantic {:.0}% · {}\n",
+                        r.path,
+                        r.state,
+                        r.files,
+                        r.nodes,
+                        r.semantic_coverage * 100.0,
+                        r.freshness
+                    ));
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Shim {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("fittok", fittok_proto::VERSION)
+                    .with_title("fittok: code context for questions about a repository"),
+            )
+            .with_instructions(
+                "Use code_context to learn how something works in the codebase before opening files: it returns the exact source that answers, within a token budget. One call per facet of a question; follow → pointers with code_expand.",
+            )
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    let shim = Shim::new();
+    // Warm the daemon in the background: `initialize` must not wait for it.
+    let warm = shim.clone();
+    tokio::spawn(async move {
+        let _ = warm.client(false).await;
+    });
+    let service = shim.serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

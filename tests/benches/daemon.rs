@@ -1,0 +1,158 @@
+//! Daemon benchmark: prints, per repository, the figures issue 4 sets targets for.
+//!
+//! `cargo build --release --bins && cargo bench -p fittok-e2e --bench daemon -- REPO…`
+//!
+//! For each repository, with a private socket and an empty cache: time to the first answer on
+//! a never-seen repository (daemon start included), `fittok query` wall time through the warm
+//! daemon (p50/p99 over RUNS runs, default 200), the in-daemon query time, the warm-restart
+//! time (stop, then the first answer of a new daemon), and the daemon's RSS.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fittok_e2e::{bin, model_dir};
+
+const QUESTIONS: [&str; 4] = [
+    "how are redirects and retries handled",
+    "where is the configuration parsed",
+    "what happens when a request times out",
+    "how does the command line parse its flags",
+];
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+struct Env {
+    socket: PathBuf,
+    cache: PathBuf,
+}
+
+impl Env {
+    fn fittok(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin("fittok"))
+            .args(args)
+            .env("FITTOK_SOCKET", &self.socket)
+            .env("FITTOK_CACHE_DIR", &self.cache)
+            .env("FITTOK_EMBED_MODEL", model_dir())
+            .env_remove("FITTOK_MAX_BUDGET")
+            .output()
+            .expect("run fittok")
+    }
+
+    fn timed(&self, args: &[&str]) -> f64 {
+        let t = Instant::now();
+        let out = self.fittok(args);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ms
+    }
+
+    fn status(&self) -> serde_json::Value {
+        let out = self.fittok(&["status", "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    }
+}
+
+fn bench_repo(repo: &Path, runs: usize) {
+    let dir = std::env::temp_dir().join(format!("fittok-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let env = Env {
+        socket: dir.join("run/fittokd.sock"),
+        cache: dir.join("cache"),
+    };
+    let path = repo.to_str().expect("UTF-8 path");
+    let name = repo
+        .file_name()
+        .map_or(path.into(), |n| n.to_string_lossy());
+
+    let first = env.timed(&["query", path, QUESTIONS[0], "--budget", "4000"]);
+    // Warm-up, then the measured runs.
+    for q in QUESTIONS {
+        env.timed(&["query", path, q, "--budget", "4000"]);
+    }
+    let mut wall = Vec::with_capacity(runs);
+    let mut inside = Vec::with_capacity(runs);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for i in 0..runs {
+        // Every question new: no run is helped by the daemon's recent-question vectors.
+        let q = format!("{} (run {i})", QUESTIONS[i % QUESTIONS.len()]);
+        let q = q.as_str();
+        wall.push(env.timed(&["query", path, q, "--budget", "4000"]));
+        let elapsed_us = rt.block_on(async {
+            let (mut c, _) = fittok_client::hello(&env.socket, "bench")
+                .await
+                .expect("daemon");
+            c.query(fittok_client::v1::QueryRequest {
+                repo: path.into(),
+                question: format!("{q} again"),
+                budget: 4000,
+                ..Default::default()
+            })
+            .await
+            .expect("query")
+            .into_inner()
+            .elapsed_us
+        });
+        inside.push(elapsed_us as f64 / 1e3);
+    }
+    let rss_queries = env.status()["rss_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
+    // Embed everything, so the restart has a complete cache to be warm from.
+    let t = Instant::now();
+    env.timed(&["index", path]);
+    let embed_s = t.elapsed().as_secs_f64();
+    let status = env.status();
+    let rss_full = status["rss_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
+    let nodes = status["repos"][0]["nodes"].as_u64().unwrap_or(0);
+    env.timed(&["daemon", "stop"]);
+    let restart = env.timed(&["query", path, QUESTIONS[1], "--budget", "4000"]);
+    let coverage = env.status()["repos"][0]["semantic_coverage"]
+        .as_f64()
+        .unwrap_or(0.0);
+    env.timed(&["daemon", "stop"]);
+    wall.sort_by(f64::total_cmp);
+    inside.sort_by(f64::total_cmp);
+    println!(
+        "| {name} | {nodes} | {first:.0} ms | {:.1} / {:.1} ms | {:.1} / {:.1} ms | {restart:.0} ms (coverage {:.0}%) | {rss_queries:.0} MB / {rss_full:.0} MB | {embed_s:.1} s |",
+        pct(&wall, 0.5),
+        pct(&wall, 0.99),
+        pct(&inside, 0.5),
+        pct(&inside, 0.99),
+        coverage * 100.0,
+    );
+    if std::env::var_os("KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let runs = std::env::var("RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(200);
+    if args.is_empty() {
+        eprintln!("usage: cargo bench -p fittok-e2e --bench daemon -- REPO…  (RUNS=200)");
+        return;
+    }
+    println!("runs per repository: {runs}");
+    println!(
+        "| repo | nodes | first answer (cold daemon, new repo) | CLI query p50 / p99 | in-daemon p50 / p99 | warm restart → answer | RSS after queries / all embedded | embed rest |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for repo in args {
+        bench_repo(Path::new(&repo), runs);
+    }
+}

@@ -1,0 +1,203 @@
+//! `fittok-mcp` driven by real MCP clients: the official Python SDK over stdio and the MCP
+//! Inspector's CLI (both installed by `scripts/mcp-clients.sh`), against a real daemon that
+//! starts cold. Also `fittok hook` with recorded UserPromptSubmit payloads.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fittok_e2e::{DaemonEnv, TempRepo, bin, stderr, stdout};
+
+fn tools_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools");
+    assert!(
+        dir.join("venv/bin/python").is_file() && dir.join("npm/node_modules/.bin/mcp-inspector").is_file(),
+        "MCP clients missing: run scripts/mcp-clients.sh"
+    );
+    dir
+}
+
+fn repo() -> TempRepo {
+    let repo = TempRepo::new("mcp");
+    repo.write(".git/HEAD", "ref: refs/heads/main\n")
+        .write(
+            "billing/invoice.py",
+            "from .tax import vat_for\n\n\nclass Invoice:\n    \"\"\"A customer invoice with line items.\"\"\"\n\n    def __init__(self, lines):\n        self.lines = lines\n\n    def total_with_vat(self, country):\n        net = sum(price * qty for price, qty in self.lines)\n        return net + vat_for(country, net)\n",
+        )
+        .write(
+            "billing/tax.py",
+            "RATES = {\"de\": 0.19, \"fr\": 0.20}\n\n\ndef vat_for(country, amount):\n    \"\"\"Value added tax owed on amount in country.\"\"\"\n    return amount * RATES.get(country, 0.0)\n",
+        );
+    repo
+}
+
+#[test]
+fn python_sdk_sessions_share_one_cold_daemon() {
+    let tools = tools_dir();
+    let env = DaemonEnv::new("mcp-sdk");
+    let repo = repo();
+    assert!(env.daemon_pids().is_empty(), "the daemon starts cold");
+    let out = env
+        .cmd("fittok")
+        .get_envs()
+        .fold(Command::new(tools.join("venv/bin/python")), |mut c, (k, v)| {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+            c
+        })
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/sdk_client.py"))
+        .arg(bin("fittok-mcp"))
+        .arg(repo.path())
+        .output()
+        .expect("python");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
+    for tag in ["a", "b"] {
+        let get = |k: &str| &v[format!("{tag}_{k}")];
+        assert_eq!(get("server")["name"], "fittok");
+        assert_eq!(get("server")["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(get("tools"), &serde_json::json!(["code_context", "code_expand", "fittok_status"]));
+        let first = get("context");
+        assert_eq!(first["error"], false, "{first}");
+        assert!(first["text"].as_str().unwrap().contains("def total_with_vat"), "{first}");
+        // The same question again in the session: the code is not sent twice, but named.
+        let again = get("again")["text"].as_str().unwrap();
+        assert!(!again.contains("def total_with_vat"), "{again}");
+        assert!(again.contains("shown earlier in this session") && again.contains("Invoice.total_with_vat"), "{again}");
+        assert!(get("repeat")["text"].as_str().unwrap().contains("def total_with_vat"));
+        assert!(get("expand")["text"].as_str().unwrap().contains("RATES.get(country"));
+        assert!(get("status")["text"].as_str().unwrap().contains("nodes"));
+        for bad in ["bad_repo", "bad_id", "empty"] {
+            assert_eq!(get(bad)["error"], true, "{bad}: {}", get(bad));
+        }
+        assert!(get("bad_repo")["text"].as_str().unwrap().contains("does not exist"));
+        assert!(get("bad_id")["text"].as_str().unwrap().contains("unknown id"));
+        eprintln!(
+            "session {tag}: initialize {:.1} ms (cold daemon), tools/list {:.1} ms, {} bytes; code_context p50 {:.1} ms p99 {:.1} ms",
+            get("initialize_ms").as_f64().unwrap(),
+            get("list_ms").as_f64().unwrap(),
+            get("tools_bytes"),
+            get("call_ms")["p50"].as_f64().unwrap(),
+            get("call_ms")["p99"].as_f64().unwrap(),
+        );
+    }
+    assert_eq!(env.daemon_pids().len(), 1, "two shims, one daemon");
+}
+
+#[test]
+fn inspector_cli_lists_and_calls_tools() {
+    let tools = tools_dir();
+    let env = DaemonEnv::new("mcp-inspector");
+    let repo = repo();
+    let inspector = tools.join("npm/node_modules/.bin/mcp-inspector");
+    let run = |args: &[&str]| {
+        let template = env.cmd("fittok");
+        let envs: Vec<_> = template
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect();
+        let mut cmd = Command::new(&inspector);
+        cmd.arg("--cli");
+        for (k, v) in &envs {
+            cmd.arg("-e").arg(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
+        }
+        let out = cmd.arg(bin("fittok-mcp")).args(args).current_dir(repo.path()).output().expect("inspector");
+        assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("inspector JSON")
+    };
+    let list = run(&["--method", "tools/list"]);
+    assert_eq!(list["tools"].as_array().unwrap().len(), 3, "{list}");
+    let repo_arg = format!("repo={}", repo.path().display());
+    let call = run(&[
+        "--method", "tools/call", "--tool-name", "code_context",
+        "--tool-arg", "question=which tax rate applies per country",
+        "--tool-arg", &repo_arg,
+    ]);
+    assert_ne!(call["isError"], true, "{call}");
+    assert!(call["content"][0]["text"].as_str().unwrap().contains("def vat_for"), "{call}");
+    let bad = run(&[
+        "--method", "tools/call", "--tool-name", "code_expand",
+        "--tool-arg", "ids=[\"nope.py#x\"]", "--tool-arg", &repo_arg,
+    ]);
+    assert_eq!(bad["isError"], true, "{bad}");
+}
+
+fn hook(env: &DaemonEnv, payload: &str) -> (std::process::Output, Duration) {
+    let t = Instant::now();
+    let mut child = env
+        .cmd("fittok")
+        .arg("hook")
+        .env("ANTHROPIC_API_KEY", "sk-test-not-used")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out, t.elapsed())
+}
+
+fn payload(name: &str, cwd: &Path) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hook").join(name),
+    )
+    .unwrap();
+    text.replace("$CWD", cwd.to_str().unwrap())
+}
+
+#[test]
+fn hook_gives_context_for_code_questions_only_and_never_blocks() {
+    let env = DaemonEnv::new("hook");
+    let repo = repo();
+    // Daemon down: nothing, exit 0, fast (and a daemon is started for the next prompt).
+    let (out, took) = hook(&env, &payload("code_question.json", repo.path()));
+    assert!(out.status.success());
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(took < Duration::from_secs(3), "the hook took {took:?} with no daemon");
+
+    ok_daemon(&env);
+    let (out, _) = hook(&env, &payload("code_question.json", repo.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("hook JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("def total_with_vat"), "{v}");
+
+    for quiet in ["chit_chat.json", "slash_command.json"] {
+        let (out, _) = hook(&env, &payload(quiet, repo.path()));
+        assert!(out.status.success() && stdout(&out).is_empty(), "{quiet}: {}", stdout(&out));
+    }
+    // Outside any repository, and on garbage input: nothing.
+    let (out, _) = hook(&env, &payload("code_question.json", Path::new("/")));
+    assert!(out.status.success() && stdout(&out).is_empty());
+    let (out, _) = hook(&env, "{not json");
+    assert!(out.status.success() && stdout(&out).is_empty());
+}
+
+fn ok_daemon(env: &DaemonEnv) {
+    let out = env.fittok(&["daemon", "start"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn the_claude_code_plugin_is_well_formed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let json = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap()).unwrap_or_else(|e| panic!("{p}: {e}"))
+    };
+    let manifest = json("plugin/.claude-plugin/plugin.json");
+    assert_eq!(manifest["name"], "fittok");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"), "plugin version follows the build");
+    assert_eq!(json(".claude-plugin/marketplace.json")["plugins"][0]["source"], "./plugin");
+    let hooks = json("plugin/hooks/hooks.json");
+    assert_eq!(hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"], "fittok hook");
+    assert_eq!(json("plugin/.mcp.json")["mcpServers"]["fittok"]["command"], "fittok-mcp");
+    let skill = std::fs::read_to_string(root.join("plugin/skills/fittok/SKILL.md")).unwrap();
+    assert!(skill.starts_with("---\nname: fittok\ndescription: "));
+    // The commands the plugin names exist in this build.
+    assert!(Command::new(bin("fittok")).args(["hook", "--help"]).output().unwrap().status.success());
+    assert!(bin("fittok-mcp").is_file());
+}

@@ -1,0 +1,69 @@
+"""Drives fittok-mcp with the official MCP Python SDK over stdio, as an agent host would.
+
+usage: sdk_client.py FITTOK_MCP REPO
+Prints one JSON object with what happened; the Rust test asserts on it.
+"""
+import asyncio
+import json
+import os
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def session(server, repo, out, tag):
+    params = StdioServerParameters(command=server, args=[], env=dict(os.environ), cwd=repo)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as s:
+            t = time.perf_counter()
+            init = await s.initialize()
+            out[f"{tag}_initialize_ms"] = (time.perf_counter() - t) * 1e3
+            out[f"{tag}_server"] = {"name": init.serverInfo.name, "version": init.serverInfo.version}
+            t = time.perf_counter()
+            tools = await s.list_tools()
+            out[f"{tag}_list_ms"] = (time.perf_counter() - t) * 1e3
+            out[f"{tag}_tools"] = sorted(tool.name for tool in tools.tools)
+            out[f"{tag}_tools_bytes"] = len(json.dumps(tools.model_dump(mode="json", exclude_none=True)))
+            question = "how is VAT added to an invoice total"
+            first = await s.call_tool("code_context", {"question": question, "budget": 600})
+            out[f"{tag}_context"] = {"error": first.isError, "text": text_of(first)}
+            again = await s.call_tool("code_context", {"question": question, "budget": 600})
+            out[f"{tag}_again"] = {"error": again.isError, "text": text_of(again)}
+            full = await s.call_tool("code_context", {"question": question, "budget": 600, "skip_seen": False})
+            out[f"{tag}_repeat"] = {"error": full.isError, "text": text_of(full)}
+            exp = await s.call_tool("code_expand", {"ids": ["billing/tax.py#vat_for"]})
+            out[f"{tag}_expand"] = {"error": exp.isError, "text": text_of(exp)}
+            st = await s.call_tool("fittok_status", {})
+            out[f"{tag}_status"] = {"error": st.isError, "text": text_of(st)}
+            bad = await s.call_tool("code_context", {"question": "anything", "repo": "/no/such/repo"})
+            out[f"{tag}_bad_repo"] = {"error": bad.isError, "text": text_of(bad)}
+            bad_id = await s.call_tool("code_expand", {"ids": ["nope.py#missing"]})
+            out[f"{tag}_bad_id"] = {"error": bad_id.isError, "text": text_of(bad_id)}
+            empty = await s.call_tool("code_context", {"question": "  "})
+            out[f"{tag}_empty"] = {"error": empty.isError, "text": text_of(empty)}
+            # Warm tool-call latency.
+            lat = []
+            for i in range(int(os.environ.get("LATENCY_RUNS", "20"))):
+                t = time.perf_counter()
+                r = await s.call_tool("code_context", {"question": f"vat rate for country {i}", "skip_seen": False})
+                lat.append((time.perf_counter() - t) * 1e3)
+                assert not r.isError, text_of(r)
+            lat.sort()
+            out[f"{tag}_call_ms"] = {"p50": lat[len(lat) // 2], "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))]}
+
+
+async def main():
+    server, repo = sys.argv[1], sys.argv[2]
+    out = {}
+    # Two shims at once against one (cold) daemon.
+    await asyncio.gather(session(server, repo, out, "a"), session(server, repo, out, "b"))
+    print(json.dumps(out))
+
+
+asyncio.run(main())
