@@ -12,7 +12,8 @@ use fittok_e2e::{DaemonEnv, TempRepo, bin, stderr, stdout};
 fn tools_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools");
     assert!(
-        dir.join("venv/bin/python").is_file() && dir.join("npm/node_modules/.bin/mcp-inspector").is_file(),
+        dir.join("venv/bin/python").is_file()
+            && dir.join("npm/node_modules/.bin/mcp-inspector").is_file(),
         "MCP clients missing: run scripts/mcp-clients.sh"
     );
     dir
@@ -41,13 +42,16 @@ fn python_sdk_sessions_share_one_cold_daemon() {
     let out = env
         .cmd("fittok")
         .get_envs()
-        .fold(Command::new(tools.join("venv/bin/python")), |mut c, (k, v)| {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-            c
-        })
+        .fold(
+            Command::new(tools.join("venv/bin/python")),
+            |mut c, (k, v)| {
+                match v {
+                    Some(v) => c.env(k, v),
+                    None => c.env_remove(k),
+                };
+                c
+            },
+        )
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/sdk_client.py"))
         .arg(bin("fittok-mcp"))
         .arg(repo.path())
@@ -59,22 +63,55 @@ fn python_sdk_sessions_share_one_cold_daemon() {
         let get = |k: &str| &v[format!("{tag}_{k}")];
         assert_eq!(get("server")["name"], "fittok");
         assert_eq!(get("server")["version"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(get("tools"), &serde_json::json!(["code_context", "code_expand", "fittok_status"]));
+        assert_eq!(
+            get("tools"),
+            &serde_json::json!(["code_context", "code_expand", "fittok_status"])
+        );
         let first = get("context");
         assert_eq!(first["error"], false, "{first}");
-        assert!(first["text"].as_str().unwrap().contains("def total_with_vat"), "{first}");
+        assert!(
+            first["text"]
+                .as_str()
+                .unwrap()
+                .contains("def total_with_vat"),
+            "{first}"
+        );
         // The same question again in the session: the code is not sent twice, but named.
         let again = get("again")["text"].as_str().unwrap();
         assert!(!again.contains("def total_with_vat"), "{again}");
-        assert!(again.contains("shown earlier in this session") && again.contains("Invoice.total_with_vat"), "{again}");
-        assert!(get("repeat")["text"].as_str().unwrap().contains("def total_with_vat"));
-        assert!(get("expand")["text"].as_str().unwrap().contains("RATES.get(country"));
+        assert!(
+            again.contains("shown earlier in this session")
+                && again.contains("Invoice.total_with_vat"),
+            "{again}"
+        );
+        assert!(
+            get("repeat")["text"]
+                .as_str()
+                .unwrap()
+                .contains("def total_with_vat")
+        );
+        assert!(
+            get("expand")["text"]
+                .as_str()
+                .unwrap()
+                .contains("RATES.get(country")
+        );
         assert!(get("status")["text"].as_str().unwrap().contains("nodes"));
         for bad in ["bad_repo", "bad_id", "empty"] {
             assert_eq!(get(bad)["error"], true, "{bad}: {}", get(bad));
         }
-        assert!(get("bad_repo")["text"].as_str().unwrap().contains("does not exist"));
-        assert!(get("bad_id")["text"].as_str().unwrap().contains("unknown id"));
+        assert!(
+            get("bad_repo")["text"]
+                .as_str()
+                .unwrap()
+                .contains("does not exist")
+        );
+        assert!(
+            get("bad_id")["text"]
+                .as_str()
+                .unwrap()
+                .contains("unknown id")
+        );
         eprintln!(
             "session {tag}: initialize {:.1} ms (cold daemon), tools/list {:.1} ms, {} bytes; code_context p50 {:.1} ms p99 {:.1} ms",
             get("initialize_ms").as_f64().unwrap(),
@@ -102,9 +139,15 @@ fn inspector_cli_lists_and_calls_tools() {
         let mut cmd = Command::new(&inspector);
         cmd.arg("--cli");
         for (k, v) in &envs {
-            cmd.arg("-e").arg(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
+            cmd.arg("-e")
+                .arg(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
         }
-        let out = cmd.arg(bin("fittok-mcp")).args(args).current_dir(repo.path()).output().expect("inspector");
+        let out = cmd
+            .arg(bin("fittok-mcp"))
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .expect("inspector");
         assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
         serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("inspector JSON")
     };
@@ -112,15 +155,32 @@ fn inspector_cli_lists_and_calls_tools() {
     assert_eq!(list["tools"].as_array().unwrap().len(), 3, "{list}");
     let repo_arg = format!("repo={}", repo.path().display());
     let call = run(&[
-        "--method", "tools/call", "--tool-name", "code_context",
-        "--tool-arg", "question=which tax rate applies per country",
-        "--tool-arg", &repo_arg,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "code_context",
+        "--tool-arg",
+        "question=which tax rate applies per country",
+        "--tool-arg",
+        &repo_arg,
     ]);
     assert_ne!(call["isError"], true, "{call}");
-    assert!(call["content"][0]["text"].as_str().unwrap().contains("def vat_for"), "{call}");
+    assert!(
+        call["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("def vat_for"),
+        "{call}"
+    );
     let bad = run(&[
-        "--method", "tools/call", "--tool-name", "code_expand",
-        "--tool-arg", "ids=[\"nope.py#x\"]", "--tool-arg", &repo_arg,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "code_expand",
+        "--tool-arg",
+        "ids=[\"nope.py#x\"]",
+        "--tool-arg",
+        &repo_arg,
     ]);
     assert_eq!(bad["isError"], true, "{bad}");
 }
@@ -136,14 +196,21 @@ fn hook(env: &DaemonEnv, payload: &str) -> (std::process::Output, Duration) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     (out, t.elapsed())
 }
 
 fn payload(name: &str, cwd: &Path) -> String {
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hook").join(name),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/hook")
+            .join(name),
     )
     .unwrap();
     text.replace("$CWD", cwd.to_str().unwrap())
@@ -157,18 +224,31 @@ fn hook_gives_context_for_code_questions_only_and_never_blocks() {
     let (out, took) = hook(&env, &payload("code_question.json", repo.path()));
     assert!(out.status.success());
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
-    assert!(took < Duration::from_secs(3), "the hook took {took:?} with no daemon");
+    assert!(
+        took < Duration::from_secs(3),
+        "the hook took {took:?} with no daemon"
+    );
 
     ok_daemon(&env);
     let (out, _) = hook(&env, &payload("code_question.json", repo.path()));
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("hook JSON");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("def total_with_vat"), "{v}");
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("def total_with_vat"),
+        "{v}"
+    );
 
     for quiet in ["chit_chat.json", "slash_command.json"] {
         let (out, _) = hook(&env, &payload(quiet, repo.path()));
-        assert!(out.status.success() && stdout(&out).is_empty(), "{quiet}: {}", stdout(&out));
+        assert!(
+            out.status.success() && stdout(&out).is_empty(),
+            "{quiet}: {}",
+            stdout(&out)
+        );
     }
     // Outside any repository, and on garbage input: nothing.
     let (out, _) = hook(&env, &payload("code_question.json", Path::new("/")));
@@ -186,18 +266,39 @@ fn ok_daemon(env: &DaemonEnv) {
 fn the_claude_code_plugin_is_well_formed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let json = |p: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap()).unwrap_or_else(|e| panic!("{p}: {e}"))
+        serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap())
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
     };
     let manifest = json("plugin/.claude-plugin/plugin.json");
     assert_eq!(manifest["name"], "fittok");
-    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"), "plugin version follows the build");
-    assert_eq!(json(".claude-plugin/marketplace.json")["plugins"][0]["source"], "./plugin");
+    assert_eq!(
+        manifest["version"],
+        env!("CARGO_PKG_VERSION"),
+        "plugin version follows the build"
+    );
+    assert_eq!(
+        json(".claude-plugin/marketplace.json")["plugins"][0]["source"],
+        "./plugin"
+    );
     let hooks = json("plugin/hooks/hooks.json");
-    assert_eq!(hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"], "fittok hook");
-    assert_eq!(json("plugin/.mcp.json")["mcpServers"]["fittok"]["command"], "fittok-mcp");
+    assert_eq!(
+        hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        "fittok hook"
+    );
+    assert_eq!(
+        json("plugin/.mcp.json")["mcpServers"]["fittok"]["command"],
+        "fittok-mcp"
+    );
     let skill = std::fs::read_to_string(root.join("plugin/skills/fittok/SKILL.md")).unwrap();
     assert!(skill.starts_with("---\nname: fittok\ndescription: "));
     // The commands the plugin names exist in this build.
-    assert!(Command::new(bin("fittok")).args(["hook", "--help"]).output().unwrap().status.success());
+    assert!(
+        Command::new(bin("fittok"))
+            .args(["hook", "--help"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
     assert!(bin("fittok-mcp").is_file());
 }

@@ -440,7 +440,10 @@ fn status_text(s: &fittok_client::v1::StatusReply, json: bool) -> String {
                     "edges": r.edges, "semantic_coverage": r.semantic_coverage,
                     "freshness": r.freshness, "indexed_at_ms": r.indexed_at_ms,
                     "last_used_ms": r.last_used_ms, "memory_bytes": r.memory_bytes,
-                    "semantic_note": r.semantic_note,
+                    "semantic_note": r.semantic_note, "watching": r.watching,
+                    "watch_note": r.watch_note, "pending_files": r.pending_files,
+                    "updates": r.updates, "updated_at_ms": r.updated_at_ms,
+                    "vectors_embedded": r.vectors_embedded,
                 })
             })
             .collect();
@@ -484,6 +487,18 @@ fn status_text(s: &fittok_client::v1::StatusReply, json: bool) -> String {
             r.freshness,
             ago(r.indexed_at_ms),
             mb(r.memory_bytes)
+        ));
+        out.push_str(&format!(
+            "  {} · {} updates, last {} · {} pending files · {} vectors embedded here\n",
+            if r.watching {
+                "watching".to_string()
+            } else {
+                format!("not watching ({})", r.watch_note)
+            },
+            r.updates,
+            ago(r.updated_at_ms),
+            r.pending_files,
+            r.vectors_embedded
         ));
         if !r.semantic_note.is_empty() {
             out.push_str(&format!("  {}\n", r.semantic_note));

@@ -38,6 +38,8 @@ pub struct Query {
     pub show_savings: bool,
     /// Include the top-n ranking with per-signal ranks in the answer (0 = none).
     pub explain: usize,
+    /// Overrides the engine's own freshness note (the daemon knows what is pending).
+    pub freshness: Option<String>,
     /// Node ids the reader has already been shown: left out, and named in the answer.
     pub exclude: std::collections::HashSet<String>,
 }
@@ -87,6 +89,7 @@ pub struct Engine {
     store: Option<Arc<Store>>,
     /// "index current", or what is pending (set by whoever keeps the engine fresh).
     pub freshness: String,
+    walk_opts: WalkOptions,
 }
 
 /// The store in the cache directory, or `None` (logged) when it cannot be opened — for
@@ -129,6 +132,7 @@ impl Engine {
                 walk: Some(opts),
                 store: store.as_deref(),
                 progress,
+                previous: None,
             },
         )?;
         if let Some(p) = progress {
@@ -155,6 +159,7 @@ impl Engine {
             boilerplate: crate::question::Boilerplate::load(&root),
             store,
             freshness: "index current".into(),
+            walk_opts: opts.clone(),
         })
     }
 
@@ -199,9 +204,101 @@ impl Engine {
     /// Attaches a loaded model and the vectors the store has for this repository's nodes.
     pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
         let index =
-            SemanticIndex::from_store(&self.repo.graph, &self.sources, self.store.as_deref());
+            SemanticIndex::from_store(&self.repo.graph, &self.sources, self.store.as_deref(), None);
         self.semantic = Some(Semantic { index, embedder });
         self.semantic_note = None;
+    }
+
+    /// A new engine for the repository as it is now, reusing this one's parses for files whose
+    /// size and mtime are unchanged and that are not in `changed`, and its vectors for nodes
+    /// whose embedded text is unchanged. The result equals a fresh [`Engine::open`] (the same
+    /// walk, parse and link code runs; only unchanged inputs are reused).
+    pub fn update(
+        &self,
+        changed: std::collections::HashSet<String>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Engine, EngineError> {
+        let previous = self.repo.previous(&self.sources, changed);
+        let (repo, sources) = repo::build_with_sources(
+            &self.repo.root,
+            BuildOptions {
+                walk: Some(&self.walk_opts),
+                store: self.store.as_deref(),
+                progress,
+                previous: Some(&previous),
+            },
+        )?;
+        drop(previous);
+        let t = Instant::now();
+        let index = Index::build(&repo.graph, &sources);
+        let timings = IndexTimings {
+            walk: repo.timings.walk,
+            parse: repo.timings.parse,
+            link: repo.timings.link,
+            lexical: t.elapsed(),
+            reused: repo.timings.reused,
+            ..IndexTimings::default()
+        };
+        let semantic = self.semantic.as_ref().map(|s| Semantic {
+            index: SemanticIndex::from_store(
+                &repo.graph,
+                &sources,
+                self.store.as_deref(),
+                Some(&s.index),
+            ),
+            embedder: s.embedder.clone(),
+        });
+        Ok(Engine {
+            boilerplate: crate::question::Boilerplate::load(&repo.root),
+            repo,
+            sources,
+            index,
+            timings,
+            semantic,
+            semantic_note: self.semantic_note.clone(),
+            pending_hint: self.pending_hint,
+            store: self.store.clone(),
+            freshness: self.freshness.clone(),
+            walk_opts: self.walk_opts.clone(),
+        })
+    }
+
+    /// Paths whose size or mtime differ from this snapshot, or that appeared or went away —
+    /// by listing the repository (no file is read). For when no watcher runs.
+    pub fn stale_paths(&self) -> Result<Vec<String>, EngineError> {
+        let listing = crate::walk::list(&self.repo.root, &self.walk_opts)?;
+        let g = &self.repo.graph;
+        let mut stale = Vec::new();
+        let mut listed = std::collections::HashSet::new();
+        for l in &listing.files {
+            listed.insert(l.path.as_str());
+            match g.file_index(&l.path) {
+                Some(i) => {
+                    let st = self.repo.stamps[i as usize];
+                    if st.size != l.size || st.mtime_ns != l.mtime_ns {
+                        stale.push(l.path.clone());
+                    }
+                }
+                // Newly listed, or skipped last time for its content: either may be source now.
+                None => {
+                    if !self
+                        .repo
+                        .walk
+                        .skipped
+                        .iter()
+                        .any(|(p, _, r)| p == &l.path && *r != crate::walk::SkipReason::Unreadable)
+                    {
+                        stale.push(l.path.clone());
+                    }
+                }
+            }
+        }
+        for f in &g.files {
+            if !listed.contains(f.path.as_str()) {
+                stale.push(f.path.clone());
+            }
+        }
+        Ok(stale)
     }
 
     /// How answers describe nodes still without vectors (the daemon embeds in background).
@@ -326,7 +423,10 @@ impl Engine {
             .collect();
         let provenance = Provenance {
             repo: self.repo_name(),
-            freshness: self.freshness.clone(),
+            freshness: q
+                .freshness
+                .clone()
+                .unwrap_or_else(|| self.freshness.clone()),
             semantic_coverage: self.semantic_coverage(),
             semantic_note: if long {
                 Some("semantic signal not used for long questions: their words decide".into())

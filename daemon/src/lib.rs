@@ -19,6 +19,10 @@ pub mod service;
 pub mod store;
 pub mod tokens;
 pub mod walk;
+pub mod watch;
+
+#[cfg(test)]
+mod update_tests;
 
 pub use engine::{Engine, EngineError, Query};
 pub use render::Answer;

@@ -1,6 +1,7 @@
 //! A whole repository through walk → parse → link, with timings and a report. Parses come
 //! from the store when the file's content and the parser build are unchanged.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,15 +10,17 @@ use crate::link::{Graph, link};
 use crate::model::ParsedFile;
 use crate::parse::parse_file;
 use crate::store::{FileStamp, Store, fnv};
-use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, walk};
+use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, list, read};
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Timings {
     pub walk: Duration,
     pub parse: Duration,
     pub link: Duration,
-    /// Files whose parse came from the store.
+    /// Files whose parse came from the previous build or the store.
     pub reused: usize,
+    /// Files read again (new, changed, or not in a previous build).
+    pub rebuilt: usize,
 }
 
 /// A stage of building, reported to a progress callback with (done, total).
@@ -49,13 +52,17 @@ pub struct BuildOptions<'a> {
     pub walk: Option<&'a WalkOptions>,
     pub store: Option<&'a Store>,
     pub progress: Option<Progress<'a>>,
+    pub previous: Option<&'a Previous>,
 }
 
 /// The graph of a repository plus what was skipped.
 pub struct RepoGraph {
     pub root: PathBuf,
     pub graph: Graph,
+    /// What was skipped and why; `files` is emptied once their bytes move to the sources.
     pub walk: WalkReport,
+    /// Size, mtime and content hash of each file, aligned with `graph.files`.
+    pub stamps: Vec<FileStamp>,
     pub timings: Timings,
 }
 
@@ -129,10 +136,12 @@ pub fn stamp(f: &SourceFile) -> FileStamp {
     }
 }
 
-/// Parses every walked file, taking unchanged ones from the store and putting new parses back.
+/// Parses `files`, taking unchanged ones from the store; store entries of paths not in
+/// `present` (the whole listing) are dropped.
 fn parse_cached(
     root: &Path,
     files: &[SourceFile],
+    present: &HashSet<&str>,
     store: Option<&Store>,
     progress: Option<Progress<'_>>,
 ) -> (Vec<Arc<ParsedFile>>, usize) {
@@ -165,9 +174,8 @@ fn parse_cached(
         .iter()
         .map(|(i, p)| (stamps[*i], p.as_ref()))
         .collect();
-    let keep: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     if !to_store.is_empty() || reused != files.len() {
-        if let Err(e) = store.put_parses(&root_key, &to_store, &keep) {
+        if let Err(e) = store.put_parses(&root_key, &to_store, present) {
             tracing::warn!(error = %e, "parse cache write failed");
         }
     }
@@ -177,6 +185,23 @@ fn parse_cached(
     (out.into_iter().flatten().collect(), reused)
 }
 
+/// One file of an earlier build of the same root.
+#[derive(Clone)]
+pub struct PreviousFile {
+    pub stamp: FileStamp,
+    pub parsed: Arc<ParsedFile>,
+    pub source: Arc<[u8]>,
+}
+
+/// An earlier build of the same root: its files are reused when their size and mtime are
+/// unchanged and they are not named in `changed` (paths a watcher saw change), so an update
+/// reads and parses only what changed — and goes through exactly the code a fresh build does.
+#[derive(Default)]
+pub struct Previous {
+    pub files: HashMap<String, PreviousFile>,
+    pub changed: HashSet<String>,
+}
+
 /// Builds the graph and keeps every file's bytes, aligned with `graph.files`.
 pub fn build_with_sources(
     root: &Path,
@@ -184,43 +209,113 @@ pub fn build_with_sources(
 ) -> Result<(RepoGraph, crate::index::Sources), WalkError> {
     let default_walk = WalkOptions::default();
     let t0 = Instant::now();
-    let mut report = walk(root, opts.walk.unwrap_or(&default_walk))?;
+    let listing = list(root, opts.walk.unwrap_or(&default_walk))?;
+    let mut report = WalkReport {
+        files: Vec::new(),
+        skipped: listing.skipped,
+        errors: listing.errors,
+    };
+    let mut kept: Vec<(Arc<ParsedFile>, Arc<[u8]>, FileStamp)> = Vec::new();
+    for listed in &listing.files {
+        let previous = opts.previous.and_then(|p| {
+            if p.changed.contains(&listed.path) {
+                return None;
+            }
+            p.files
+                .get(&listed.path)
+                .filter(|f| f.stamp.size == listed.size && f.stamp.mtime_ns == listed.mtime_ns)
+        });
+        match previous {
+            Some(f) => kept.push((f.parsed.clone(), f.source.clone(), f.stamp)),
+            None => match read(root, listed) {
+                Ok(file) => report.files.push(file),
+                Err(reason) => {
+                    report
+                        .skipped
+                        .push((listed.path.clone(), Some(listed.lang), reason))
+                }
+            },
+        }
+    }
+    report.skipped.sort();
     let t1 = Instant::now();
     if let Some(p) = opts.progress {
-        p(Phase::Walk, report.files.len(), report.files.len());
+        p(Phase::Walk, listing.files.len(), listing.files.len());
     }
-    let (parsed, reused) = parse_cached(root, &report.files, opts.store, opts.progress);
+    let present: HashSet<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+    let (parsed, from_cache) =
+        parse_cached(root, &report.files, &present, opts.store, opts.progress);
     let t2 = Instant::now();
     if let Some(p) = opts.progress {
         p(Phase::Link, 0, 1);
     }
-    let graph = link(parsed);
-    let t3 = Instant::now();
-    // Move the bytes out of the report, aligned with the graph's (path-sorted) files.
-    let mut by_path: std::collections::HashMap<String, Arc<[u8]>> = report
+    let mut by_path: HashMap<String, (Arc<[u8]>, FileStamp)> = report
         .files
         .iter_mut()
-        .map(|f| (f.path.clone(), Arc::from(std::mem::take(&mut f.bytes))))
+        .map(|f| {
+            let st = stamp(f);
+            (
+                f.path.clone(),
+                (Arc::from(std::mem::take(&mut f.bytes)), st),
+            )
+        })
         .collect();
-    let sources = graph
+    let reused = kept.len();
+    let mut all = parsed;
+    for (p, source, st) in kept {
+        by_path.insert(p.path.clone(), (source, st));
+        all.push(p);
+    }
+    let graph = link(all);
+    let t3 = Instant::now();
+    // Bytes and stamps aligned with the graph's (path-sorted) files.
+    let (sources, stamps) = graph
         .files
         .iter()
         .map(|f| {
             by_path
                 .remove(&f.path)
-                .unwrap_or_else(|| Arc::from(Vec::new()))
+                .unwrap_or_else(|| (Arc::from(Vec::new()), FileStamp::default()))
         })
-        .collect();
+        .unzip();
     let repo = RepoGraph {
         root: root.to_path_buf(),
         graph,
         walk: report,
+        stamps,
         timings: Timings {
             walk: t1 - t0,
             parse: t2 - t1,
             link: t3 - t2,
-            reused,
+            reused: reused + from_cache,
+            rebuilt: listing.files.len() - reused,
         },
     };
     Ok((repo, sources))
+}
+
+impl RepoGraph {
+    /// This build as the previous one of the next update.
+    pub fn previous(&self, sources: &crate::index::Sources, changed: HashSet<String>) -> Previous {
+        Previous {
+            files: self
+                .graph
+                .files
+                .iter()
+                .zip(sources)
+                .zip(&self.stamps)
+                .map(|((p, s), st)| {
+                    (
+                        p.path.clone(),
+                        PreviousFile {
+                            stamp: *st,
+                            parsed: p.clone(),
+                            source: s.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            changed,
+        }
+    }
 }

@@ -35,6 +35,11 @@ const SKIPPED_DIRS: &[&str] = &[
     "site-packages",
 ];
 
+/// Whether a directory of this name is never walked (vendored, generated, VCS metadata).
+pub fn is_skipped_dir(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name)
+}
+
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
     /// Files above this many bytes are skipped.
@@ -100,15 +105,35 @@ pub enum WalkError {
     NotADirectory(PathBuf),
 }
 
-/// Walks `root`, honouring .gitignore, .ignore and .fittokignore, and reads every source file.
-pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
+/// A file the walk would read: its path, language and metadata (bytes not read yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Relative, `/`-separated.
+    pub path: String,
+    pub lang: Lang,
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u64,
+}
+
+/// The walk without reading: what would be read, what is skipped by name or size.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: Vec<Listed>,
+    pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
+    pub errors: Vec<String>,
+}
+
+/// Lists `root`, honouring .gitignore, .ignore and .fittokignore; reads no file contents.
+/// Files come sorted by path.
+pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
     if !root.exists() {
         return Err(WalkError::Missing(root.to_path_buf()));
     }
     if !root.is_dir() {
         return Err(WalkError::NotADirectory(root.to_path_buf()));
     }
-    let mut report = WalkReport::default();
+    let mut listing = Listing::default();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .follow_links(false)
@@ -128,7 +153,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
-                report.errors.push(err.to_string());
+                listing.errors.push(err.to_string());
                 continue;
             }
         };
@@ -144,7 +169,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
         };
         if file_type.is_symlink() {
             // Never follow: a link may point outside the root or into a loop.
-            report
+            listing
                 .skipped
                 .push((rel, Some(lang), SkipReason::SymlinkOutside));
             continue;
@@ -153,7 +178,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
             continue;
         }
         if is_generated_name(&rel) {
-            report
+            listing
                 .skipped
                 .push((rel, Some(lang), SkipReason::Generated));
             continue;
@@ -165,31 +190,56 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos() as u64);
         if size > opts.max_file_bytes {
-            report.skipped.push((rel, Some(lang), SkipReason::TooLarge));
+            listing
+                .skipped
+                .push((rel, Some(lang), SkipReason::TooLarge));
             continue;
         }
-        let bytes = match std::fs::read(entry.path()) {
-            Ok(bytes) => bytes,
-            Err(err) => {
-                tracing::debug!(path = %rel, %err, "unreadable file");
-                report
-                    .skipped
-                    .push((rel, Some(lang), SkipReason::Unreadable));
-                continue;
-            }
-        };
-        if let Some(reason) = classify_content(&bytes, lang) {
-            report.skipped.push((rel, Some(lang), reason));
-            continue;
-        }
-        report.files.push(SourceFile {
+        listing.files.push(Listed {
             path: rel,
             lang,
-            bytes,
+            size,
             mtime_ns,
         });
     }
-    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(listing)
+}
+
+/// Reads one listed file, or says why it is skipped (unreadable, binary, minified, generated).
+pub fn read(root: &Path, listed: &Listed) -> Result<SourceFile, SkipReason> {
+    let bytes = std::fs::read(root.join(&listed.path)).map_err(|err| {
+        tracing::debug!(path = %listed.path, %err, "unreadable file");
+        SkipReason::Unreadable
+    })?;
+    if let Some(reason) = classify_content(&bytes, listed.lang) {
+        return Err(reason);
+    }
+    Ok(SourceFile {
+        path: listed.path.clone(),
+        lang: listed.lang,
+        // The size read, not the size listed: the file may have changed in between.
+        mtime_ns: listed.mtime_ns,
+        bytes,
+    })
+}
+
+/// Walks `root`, honouring .gitignore, .ignore and .fittokignore, and reads every source file.
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
+    let listing = list(root, opts)?;
+    let mut report = WalkReport {
+        files: Vec::with_capacity(listing.files.len()),
+        skipped: listing.skipped,
+        errors: listing.errors,
+    };
+    for listed in &listing.files {
+        match read(root, listed) {
+            Ok(file) => report.files.push(file),
+            Err(reason) => report
+                .skipped
+                .push((listed.path.clone(), Some(listed.lang), reason)),
+        }
+    }
     report.skipped.sort();
     Ok(report)
 }

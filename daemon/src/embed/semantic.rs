@@ -45,8 +45,14 @@ pub struct SemanticIndex {
 }
 
 impl SemanticIndex {
-    /// Looks every node's vector up in the store (if any).
-    pub fn from_store(g: &Graph, sources: &Sources, store: Option<&Store>) -> SemanticIndex {
+    /// Looks every node's vector up in `previous` (the index of an earlier snapshot: vectors
+    /// of unchanged nodes carry over even without a store), then in the store (if any).
+    pub fn from_store(
+        g: &Graph,
+        sources: &Sources,
+        store: Option<&Store>,
+        previous: Option<&SemanticIndex>,
+    ) -> SemanticIndex {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
             .collect();
@@ -59,14 +65,37 @@ impl SemanticIndex {
                 }
             })
             .collect();
-        let found = match store.map(|s| s.get_vectors(&keys, DIM)) {
-            Some(Ok(v)) => v,
-            Some(Err(e)) => {
-                tracing::warn!(error = %e, "vector store read failed; embedding afresh");
-                vec![None; keys.len()]
+        let carried: std::collections::HashMap<u128, &[f32]> = previous
+            .map(|p| {
+                p.keys
+                    .iter()
+                    .zip(&p.vectors)
+                    .filter_map(|(k, v)| Some((*k, v.get()?.as_ref())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut found: Vec<Option<Vec<f32>>> = keys
+            .iter()
+            .map(|k| carried.get(k).map(|v| v.to_vec()))
+            .collect();
+        let wanted: Vec<u128> = keys
+            .iter()
+            .zip(&found)
+            .zip(&eligible)
+            .map(|((k, f), &e)| if e && f.is_none() { *k } else { 0 })
+            .collect();
+        if let Some(store) = store.filter(|_| wanted.iter().any(|&k| k != 0)) {
+            match store.get_vectors(&wanted, DIM) {
+                Ok(v) => {
+                    for (slot, v) in found.iter_mut().zip(v) {
+                        if slot.is_none() {
+                            *slot = v;
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "vector store read failed; embedding afresh"),
             }
-            None => vec![None; keys.len()],
-        };
+        }
         let mut filled = 0;
         let vectors = found
             .into_iter()

@@ -216,7 +216,7 @@ impl Fittok for FittokService {
         let cap = self.info.max_budget;
         let reply = tokio::task::spawn_blocking(move || {
             let t = Instant::now();
-            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+            let (resident, engine) = residents.ensure(&path, None).map_err(engine_status)?;
             let answer = engine.query(&crate::Query {
                 question: req.question,
                 budget: capped_budget(req.budget as usize, cap),
@@ -228,6 +228,7 @@ impl Fittok for FittokService {
                 show_savings: req.show_savings,
                 explain: req.explain as usize,
                 exclude: req.exclude.into_iter().collect(),
+                freshness: Some(resident.freshness()),
             });
             let json = if req.json {
                 serde_json::to_string_pretty(&answer)
@@ -239,7 +240,7 @@ impl Fittok for FittokService {
                 node_ids: answer.nodes.iter().map(|n| n.id.clone()).collect(),
                 tokens: answer.tokens as u32,
                 semantic_coverage: engine.semantic_coverage(),
-                freshness: engine.freshness.clone(),
+                freshness: answer.provenance.freshness.clone(),
                 text: answer.text,
                 json,
                 elapsed_us: t.elapsed().as_micros() as u64,
@@ -276,21 +277,28 @@ impl Fittok for FittokService {
             .map(|r| {
                 let engine = r.snapshot();
                 let g = engine.as_ref().map(|e| &e.repo.graph);
+                let live = r.live_status();
                 RepoStatus {
                     path: r.root.display().to_string(),
-                    state: if engine.is_some() {
+                    state: if live.deleted {
+                        "deleted"
+                    } else if engine.is_some() {
                         "ready"
                     } else {
                         "indexing"
                     }
                     .into(),
+                    watching: live.watching,
+                    watch_note: live.note,
+                    pending_files: live.pending_files as u64,
+                    updates: r.updates.load(Ordering::Relaxed),
+                    updated_at_ms: live.updated_at_ms,
+                    vectors_embedded: r.embedded.load(Ordering::Relaxed),
                     files: g.map_or(0, |g| g.files.len() as u64),
                     nodes: g.map_or(0, |g| g.nodes.len() as u64),
                     edges: g.map_or(0, |g| g.edges.len() as u64),
                     semantic_coverage: engine.as_ref().map_or(0.0, |e| e.semantic_coverage()),
-                    freshness: engine
-                        .as_ref()
-                        .map_or_else(String::new, |e| e.freshness.clone()),
+                    freshness: r.freshness(),
                     indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
                     last_used_ms: r.last_used_ms.load(Ordering::Relaxed),
                     memory_bytes: engine.as_ref().map_or(0, |e| e.memory_bytes() as u64),

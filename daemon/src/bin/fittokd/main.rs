@@ -38,6 +38,9 @@ enum Command {
         /// Rank without the embedding model (no model load, no background embedding).
         #[arg(long)]
         no_semantic: bool,
+        /// Watch resident repositories for changes; `false` checks before each answer instead.
+        #[arg(long, env = "FITTOK_AUTOWATCH", default_value_t = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+        autowatch: bool,
         /// Report this version to clients instead of the build's (for hand-over tests).
         #[arg(long, hide = true)]
         report_version: Option<String>,
@@ -170,6 +173,7 @@ fn serve(
     idle_timeout: u64,
     memory_budget_mb: u64,
     no_semantic: bool,
+    autowatch: bool,
     report_version: Option<String>,
 ) -> anyhow::Result<()> {
     init_daemon_log()?;
@@ -184,6 +188,7 @@ fn serve(
         residents: fittok_engine::resident::ResidentOptions {
             memory_budget: (memory_budget_mb as usize).saturating_mul(1 << 20),
             semantic: !no_semantic,
+            autowatch,
             ..Default::default()
         },
         max_budget: effective_budget(0),
@@ -210,6 +215,7 @@ fn main() -> anyhow::Result<()> {
         idle_timeout,
         memory_budget_mb,
         no_semantic,
+        autowatch,
         report_version,
     } = cli.command
     {
@@ -218,6 +224,7 @@ fn main() -> anyhow::Result<()> {
             idle_timeout,
             memory_budget_mb,
             no_semantic,
+            autowatch,
             report_version,
         );
     }
@@ -275,6 +282,7 @@ fn main() -> anyhow::Result<()> {
                 show_savings: env_flag("FITTOK_SHOW_SAVINGS"),
                 explain,
                 exclude: Default::default(),
+                freshness: None,
             };
             let answer = engine.query(&query);
             if json {

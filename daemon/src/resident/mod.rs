@@ -14,6 +14,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod live;
+
+pub use live::LiveStatus;
+
 use crate::embed::{Embedder, model_dir};
 use crate::engine::{Engine, EngineError};
 use crate::repo::Progress;
@@ -36,6 +40,12 @@ pub struct Resident {
     pub last_used_ms: AtomicU64,
     pub indexed_at_ms: AtomicU64,
     indexing: AtomicBool,
+    /// Watching, pending changes, updates: see [`live`].
+    live: Mutex<live::Live>,
+    /// Snapshots published by updates after the first build.
+    pub updates: AtomicU64,
+    /// Vectors the background embedder computed for this repository.
+    pub embedded: AtomicU64,
 }
 
 impl Resident {
@@ -47,6 +57,9 @@ impl Resident {
             last_used_ms: AtomicU64::new(now_ms()),
             indexed_at_ms: AtomicU64::new(0),
             indexing: AtomicBool::new(false),
+            live: Mutex::new(live::Live::default()),
+            updates: AtomicU64::new(0),
+            embedded: AtomicU64::new(0),
         }
     }
 
@@ -75,6 +88,8 @@ pub struct ResidentOptions {
     /// Load the embedding model and embed in background.
     pub semantic: bool,
     pub walk: WalkOptions,
+    /// Watch resident repositories for changes (else check before each answer).
+    pub autowatch: bool,
 }
 
 impl Default for ResidentOptions {
@@ -83,6 +98,7 @@ impl Default for ResidentOptions {
             memory_budget: 2 << 30,
             semantic: true,
             walk: WalkOptions::default(),
+            autowatch: true,
         }
     }
 }
@@ -96,6 +112,10 @@ pub struct Residents {
     embedding: Arc<AtomicBool>,
     stopping: Arc<AtomicBool>,
     opts: ResidentOptions,
+    /// The one file watcher, or why there is none.
+    watch: Result<crate::watch::Watch, String>,
+    /// Roots with pending changes, for the updater thread.
+    update_queue: Mutex<mpsc::Sender<PathBuf>>,
 }
 
 impl Residents {
@@ -104,15 +124,40 @@ impl Residents {
         let (tx, rx) = mpsc::channel::<Arc<Resident>>();
         let embedding = Arc::new(AtomicBool::new(false));
         let stopping = Arc::new(AtomicBool::new(false));
-        let residents = Arc::new(Residents {
-            repos: Mutex::new(HashMap::new()),
-            store,
-            model: OnceLock::new(),
-            embed_queue: Mutex::new(tx),
-            embedding: embedding.clone(),
-            stopping: stopping.clone(),
-            opts,
+        let (update_tx, update_rx) = mpsc::channel::<PathBuf>();
+        let residents = Arc::new_cyclic(|weak: &std::sync::Weak<Residents>| {
+            let watch = if opts.autowatch {
+                let weak = weak.clone();
+                crate::watch::Watch::new(Arc::new(move |root: &Path, batch| {
+                    if let Some(r) = weak.upgrade() {
+                        r.on_batch(root, batch);
+                    }
+                }))
+            } else {
+                Err("FITTOK_AUTOWATCH is off".into())
+            };
+            if let Err(why) = &watch {
+                tracing::info!(%why, "not watching files; changes are checked before each answer");
+            }
+            Residents {
+                repos: Mutex::new(HashMap::new()),
+                store,
+                model: OnceLock::new(),
+                embed_queue: Mutex::new(tx),
+                embedding: embedding.clone(),
+                stopping: stopping.clone(),
+                opts,
+                watch,
+                update_queue: Mutex::new(update_tx),
+            }
         });
+        let weak = Arc::downgrade(&residents);
+        let spawned = std::thread::Builder::new()
+            .name("fittok-update".into())
+            .spawn(move || live::update_loop(update_rx, weak));
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the updater");
+        }
         let spawned = std::thread::Builder::new()
             .name("fittok-embed".into())
             .spawn(move || embed_loop(rx, embedding, stopping));
@@ -187,6 +232,7 @@ impl Residents {
         let resident = self.resident(&root);
         resident.last_used_ms.store(now_ms(), Ordering::Relaxed);
         if let Some(engine) = resident.snapshot() {
+            let engine = self.checked(&resident, engine);
             return Ok((resident, engine));
         }
         let held = resident.clone();
@@ -205,13 +251,19 @@ impl Residents {
             }
         };
         resident.publish(engine.clone());
+        self.queue_embedding(&resident, &engine);
+        self.start_watching(&resident, &engine);
+        self.enforce_budget(&root);
+        Ok((resident, engine))
+    }
+
+    /// Hands a snapshot with nodes lacking vectors to the background embedder.
+    fn queue_embedding(&self, resident: &Arc<Resident>, engine: &Engine) {
         if engine.semantic_missing() > 0 {
             if let Ok(tx) = self.embed_queue.lock() {
                 let _ = tx.send(resident.clone());
             }
         }
-        self.enforce_budget(&root);
-        Ok((resident, engine))
     }
 
     fn build(&self, root: &Path, progress: Option<Progress<'_>>) -> Result<Engine, EngineError> {
@@ -243,6 +295,9 @@ impl Residents {
     /// Drops a repository from memory. Returns whether it was resident.
     pub fn forget(&self, path: &Path) -> bool {
         let root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Ok(w) = &self.watch {
+            w.remove(&root);
+        }
         let mut repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
         repos.remove(&root).is_some()
     }
@@ -324,7 +379,10 @@ fn embed_loop(rx: mpsc::Receiver<Arc<Resident>>, busy: Arc<AtomicBool>, stop: Ar
                 break;
             }
             match engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2))) {
-                Ok(n) => embedded += n,
+                Ok(n) => {
+                    embedded += n;
+                    resident.embedded.fetch_add(n as u64, Ordering::Relaxed);
+                }
                 Err(e) => {
                     tracing::warn!(repo = %resident.root.display(), error = %e, "embedding failed");
                     break;

@@ -1,0 +1,253 @@
+//! Keeping resident snapshots current: watcher batches accumulate as pending changes; one
+//! updater thread turns them into a new snapshot (`Engine::update`) and swaps it in, while
+//! queries keep answering from the last one and say what is pending. Without a watcher, a
+//! query first lists the repository and updates what changed.
+//!
+//! Coalescing: every batch only adds to the pending set and pokes the updater; the updater
+//! drains all pokes and takes the whole set at once, so a checkout of thousands of files is
+//! one or two updates, never thousands.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak, mpsc};
+use std::time::Instant;
+
+use super::{Resident, Residents, now_ms};
+use crate::engine::{Engine, EngineError};
+use crate::watch::Batch;
+
+#[derive(Debug, Default)]
+pub(super) struct Live {
+    watching: bool,
+    /// Why the repository is not watched.
+    not_watching: Option<String>,
+    pending: HashSet<String>,
+    rescan: bool,
+    updating: bool,
+    /// The repository directory is gone.
+    deleted: bool,
+    updated_at_ms: u64,
+}
+
+/// What status reports about a repository's freshness.
+#[derive(Debug, Clone, Default)]
+pub struct LiveStatus {
+    pub watching: bool,
+    /// Why not watching, or that the directory is gone.
+    pub note: String,
+    pub pending_files: usize,
+    pub updated_at_ms: u64,
+    pub deleted: bool,
+}
+
+impl Resident {
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One line for answers: current, what is pending, or why changes are checked on demand.
+    pub fn freshness(&self) -> String {
+        let live = self.live();
+        if live.deleted {
+            return "repository directory deleted".into();
+        }
+        if !live.watching {
+            let why = live.not_watching.as_deref().unwrap_or("not started");
+            return format!("current (not watched: {why}; changes checked before answering)");
+        }
+        let pending = live.pending.len();
+        match (pending, live.rescan || live.updating) {
+            (0, false) => "current".into(),
+            (0, true) => "current, updating".into(),
+            (n, _) => format!("{n} changed files pending; answer from the previous snapshot"),
+        }
+    }
+
+    pub fn live_status(&self) -> LiveStatus {
+        let live = self.live();
+        LiveStatus {
+            watching: live.watching,
+            note: if live.deleted {
+                "repository directory deleted".into()
+            } else {
+                live.not_watching.clone().unwrap_or_default()
+            },
+            pending_files: live.pending.len(),
+            updated_at_ms: live.updated_at_ms,
+            deleted: live.deleted,
+        }
+    }
+}
+
+impl Residents {
+    /// Starts watching a freshly built repository, or records why not; then settles anything
+    /// that changed between the build's listing and the watch.
+    pub(super) fn start_watching(&self, resident: &Arc<Resident>, engine: &Engine) {
+        let outcome = match &self.watch {
+            Ok(w) => w.add(&resident.root),
+            Err(why) => Err(why.clone()),
+        };
+        {
+            let mut live = resident.live();
+            live.updated_at_ms = now_ms();
+            match &outcome {
+                Ok(()) => live.watching = true,
+                Err(why) => {
+                    tracing::info!(repo = %resident.root.display(), %why, "not watching");
+                    live.not_watching = Some(why.clone());
+                }
+            }
+        }
+        if outcome.is_ok() {
+            if let Ok(stale) = engine.stale_paths() {
+                if !stale.is_empty() {
+                    self.on_batch(
+                        &resident.root,
+                        Batch {
+                            paths: stale,
+                            rescan: false,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// A watcher batch for `root`: recorded as pending; the updater is poked.
+    pub(super) fn on_batch(&self, root: &Path, batch: Batch) {
+        let resident = {
+            let repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+            repos.get(root).cloned()
+        };
+        let Some(resident) = resident else {
+            return;
+        };
+        {
+            let mut live = resident.live();
+            live.pending.extend(batch.paths);
+            live.rescan |= batch.rescan;
+        }
+        if let Ok(tx) = self.update_queue.lock() {
+            let _ = tx.send(root.to_path_buf());
+        }
+    }
+
+    /// Without a watcher: lists the repository and, if anything changed, updates now (the
+    /// query waits for it: it must not answer from stale code it could have seen).
+    pub(super) fn checked(&self, resident: &Arc<Resident>, engine: Arc<Engine>) -> Arc<Engine> {
+        if resident.live().watching {
+            return engine;
+        }
+        let stale = match engine.stale_paths() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(repo = %resident.root.display(), error = %e, "cannot check for changes");
+                return engine;
+            }
+        };
+        if stale.is_empty() {
+            return engine;
+        }
+        let _building = resident.building.lock().unwrap_or_else(|p| p.into_inner());
+        // Another query may have updated it meanwhile.
+        let current = resident.snapshot().unwrap_or(engine);
+        match self.apply(resident, &current, stale.into_iter().collect()) {
+            Ok(updated) => updated,
+            Err(_) => current,
+        }
+    }
+
+    /// Builds the next snapshot from `current` and publishes it.
+    fn apply(
+        &self,
+        resident: &Arc<Resident>,
+        current: &Engine,
+        changed: HashSet<String>,
+    ) -> Result<Arc<Engine>, EngineError> {
+        let t = Instant::now();
+        let n = changed.len();
+        let next = Arc::new(current.update(changed, None)?);
+        resident.publish(next.clone());
+        resident.updates.fetch_add(1, Ordering::Relaxed);
+        resident.live().updated_at_ms = now_ms();
+        tracing::info!(
+            repo = %resident.root.display(),
+            changed = n,
+            reread = next.repo.timings.rebuilt,
+            files = next.repo.graph.files.len(),
+            nodes = next.repo.graph.nodes.len(),
+            to_embed = next.semantic_missing(),
+            ms = t.elapsed().as_millis() as u64,
+            "snapshot updated"
+        );
+        self.queue_embedding(resident, &next);
+        Ok(next)
+    }
+
+    /// Takes everything pending for `root` and publishes one new snapshot for it.
+    fn refresh(&self, root: &Path) {
+        let resident = {
+            let repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
+            repos.get(root).cloned()
+        };
+        let Some(resident) = resident else {
+            return;
+        };
+        let _building = resident.building.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(current) = resident.snapshot() else {
+            return;
+        };
+        let changed = {
+            let mut live = resident.live();
+            if live.pending.is_empty() && !live.rescan {
+                return;
+            }
+            live.rescan = false;
+            live.updating = true;
+            std::mem::take(&mut live.pending)
+        };
+        let result = if root.is_dir() {
+            self.apply(&resident, &current, changed)
+        } else {
+            Err(crate::walk::WalkError::Missing(root.to_path_buf()).into())
+        };
+        let mut live = resident.live();
+        live.updating = false;
+        if let Err(e) = result {
+            if matches!(e, EngineError::Walk(_)) && !root.is_dir() {
+                tracing::warn!(repo = %root.display(), "repository directory deleted; no longer watched");
+                live.deleted = true;
+                live.watching = false;
+                live.pending.clear();
+                if let Ok(w) = &self.watch {
+                    w.remove(root);
+                }
+            } else {
+                tracing::warn!(repo = %root.display(), error = %e, "update failed; keeping the previous snapshot");
+            }
+        }
+    }
+}
+
+/// The updater thread: one update at a time, each covering every change pending so far.
+pub(super) fn update_loop(rx: mpsc::Receiver<PathBuf>, residents: Weak<Residents>) {
+    while let Ok(first) = rx.recv() {
+        let mut roots = vec![first];
+        // Every poke already queued is covered by this round.
+        while let Ok(more) = rx.try_recv() {
+            if !roots.contains(&more) {
+                roots.push(more);
+            }
+        }
+        let Some(residents) = residents.upgrade() else {
+            return;
+        };
+        if residents.is_stopping() {
+            return;
+        }
+        for root in roots {
+            residents.refresh(&root);
+        }
+    }
+}

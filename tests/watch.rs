@@ -1,0 +1,244 @@
+//! The live index through the real daemon: edits are seen by the next query, a body edit
+//! re-embeds one function, a checkout storm is coalesced, autowatch off checks before
+//! answering, a deleted repository is reported without a crash.
+
+use std::time::{Duration, Instant};
+
+use fittok_e2e::{DaemonEnv, TempRepo, stderr, stdout};
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+}
+
+fn repo() -> TempRepo {
+    let repo = TempRepo::new("watch");
+    repo.write(".git/HEAD", "ref: refs/heads/main\n")
+        .write(
+            "shop/cart.py",
+            "from .pricing import discount\n\n\nclass Cart:\n    def __init__(self):\n        self.items = []\n\n    def total(self):\n        return discount(sum(self.items))\n",
+        )
+        .write(
+            "shop/pricing.py",
+            "def discount(amount):\n    \"\"\"Ten percent off above 100.\"\"\"\n    return amount * 0.9 if amount > 100 else amount\n\n\ndef shipping(weight):\n    return 5 + weight * 0.5\n",
+        );
+    repo
+}
+
+fn status(env: &DaemonEnv) -> serde_json::Value {
+    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).unwrap()
+}
+
+/// Polls until `cond` holds on a query's answer; returns the time it took.
+fn until_answer(env: &DaemonEnv, path: &str, q: &str, cond: impl Fn(&str) -> bool) -> Duration {
+    let t = Instant::now();
+    loop {
+        let a = ok(&env.fittok(&["query", path, q, "--budget", "800"]));
+        if cond(&a) {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "never saw the change:\n{a}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_edit_is_seen_by_the_next_query() {
+    let env = DaemonEnv::new("edit");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    let first = ok(&env.fittok(&[
+        "query",
+        path,
+        "how is the loyalty refund computed",
+        "--budget",
+        "800",
+    ]));
+    assert!(!first.contains("def loyalty_refund"));
+    repo.write(
+        "shop/pricing.py",
+        "def discount(amount):\n    return amount * 0.9 if amount > 100 else amount\n\n\ndef loyalty_refund(points):\n    \"\"\"Loyalty points refunded as money.\"\"\"\n    return points / 100\n",
+    );
+    let took = until_answer(&env, path, "how is the loyalty refund computed", |a| {
+        a.contains("def loyalty_refund")
+    });
+    eprintln!("edit seen after {took:?}");
+    // A deleted file leaves the graph; a new one enters it.
+    std::fs::remove_file(repo.path().join("shop/cart.py")).unwrap();
+    repo.write("shop/returns.go", "package shop\n\n// RestockReturned puts returned items back on the shelf.\nfunc RestockReturned(n int) int { return n }\n");
+    until_answer(&env, path, "restock returned items on the shelf", |a| {
+        a.contains("func RestockReturned")
+    });
+    let s = status(&env);
+    let r = &s["repos"][0];
+    assert_eq!(r["watching"], true, "{s}");
+    assert!(r["updates"].as_u64().unwrap() >= 2, "{s}");
+    let a = ok(&env.fittok(&["query", path, "cart total", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert!(!a.contains("shop/cart.py"), "the deleted file is gone");
+    assert_eq!(
+        v["provenance"]["freshness"], "current",
+        "{}",
+        v["provenance"]
+    );
+}
+
+#[test]
+fn a_body_edit_re_embeds_only_that_function() {
+    let env = DaemonEnv::new("reembed").with_model();
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["index", path]));
+    let before = status(&env)["repos"][0]["vectors_embedded"]
+        .as_u64()
+        .unwrap();
+    assert!(before >= 4, "everything embedded once: {before}");
+    // Change one function's body; its signature and every other node stay as they were.
+    repo.write(
+        "shop/pricing.py",
+        "def discount(amount):\n    \"\"\"Ten percent off above 100.\"\"\"\n    return amount * 0.85 if amount > 100 else amount\n\n\ndef shipping(weight):\n    return 5 + weight * 0.5\n",
+    );
+    // Wait for the update and its embedding to settle; then count.
+    let t = Instant::now();
+    loop {
+        let s = status(&env);
+        let r = &s["repos"][0];
+        let settled = r["vectors_embedded"].as_u64().unwrap() > before
+            && r["pending_files"] == 0
+            && r["semantic_coverage"] == 1.0;
+        if settled {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "no update: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let s = status(&env);
+    let after = s["repos"][0]["vectors_embedded"].as_u64().unwrap();
+    assert_eq!(
+        after - before,
+        1,
+        "only `discount` is embedded again: {s}\n{}",
+        env.log()
+    );
+}
+
+#[test]
+fn a_checkout_storm_is_coalesced_and_queries_keep_answering() {
+    let env = DaemonEnv::new("storm");
+    let repo = repo();
+    for i in 0..2000 {
+        repo.write(
+            &format!("gen/m{i}.py"),
+            format!("def helper_{i}(x):\n    return x + {i}\n"),
+        );
+    }
+    let path = repo.path().to_str().unwrap().to_string();
+    ok(&env.fittok(&["query", &path, "helper", "--budget", "300"]));
+    // A branch switch: every generated file rewritten, one renamed function per file.
+    let writer = {
+        let root = repo.path().to_path_buf();
+        std::thread::spawn(move || {
+            for i in 0..2000 {
+                std::fs::write(
+                    root.join(format!("gen/m{i}.py")),
+                    format!("def switched_{i}(x):\n    return x - {i}\n"),
+                )
+                .unwrap();
+            }
+        })
+    };
+    // The daemon answers throughout.
+    let mut answered = 0;
+    while !writer.is_finished() {
+        ok(&env.fittok(&["query", &path, "cart total", "--budget", "300"]));
+        answered += 1;
+    }
+    writer.join().unwrap();
+    until_answer(&env, &path, "switched_1999", |a| {
+        a.contains("def switched_1999")
+    });
+    let t = Instant::now();
+    let s = loop {
+        let s = status(&env);
+        if s["repos"][0]["pending_files"] == 0 || t.elapsed() > Duration::from_secs(20) {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let updates = s["repos"][0]["updates"].as_u64().unwrap();
+    eprintln!("storm of 2000 files: {updates} updates, {answered} queries answered meanwhile");
+    assert!(
+        updates <= 20,
+        "coalesced, not one update per file: {updates}"
+    );
+    assert!(s["repos"][0]["nodes"].as_u64().unwrap() >= 2000);
+    let a = ok(&env.fittok(&["query", &path, "helper_7", "--json"]));
+    assert!(!a.contains("def helper_7("), "old names are gone");
+}
+
+#[test]
+fn with_autowatch_off_changes_are_checked_before_answering() {
+    let env = DaemonEnv::new("nowatch").env("FITTOK_AUTOWATCH", "false");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["query", path, "discount", "--budget", "500"]));
+    repo.write(
+        "shop/tax.py",
+        "def sales_tax(amount):\n    return amount * 0.07\n",
+    );
+    let a = ok(&env.fittok(&["query", path, "sales tax amount", "--budget", "500"]));
+    assert!(
+        a.contains("def sales_tax"),
+        "seen at once, without a watcher:\n{a}"
+    );
+    assert!(
+        a.contains("not watched: FITTOK_AUTOWATCH is off"),
+        "the answer says so:\n{a}"
+    );
+    let s = status(&env);
+    assert_eq!(s["repos"][0]["watching"], false);
+    assert!(
+        s["repos"][0]["watch_note"]
+            .as_str()
+            .unwrap()
+            .contains("FITTOK_AUTOWATCH")
+    );
+}
+
+#[test]
+fn a_deleted_repository_is_reported_and_the_daemon_lives_on() {
+    let env = DaemonEnv::new("deleted");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap().to_string();
+    ok(&env.fittok(&["query", &path, "discount", "--budget", "300"]));
+    std::fs::remove_dir_all(repo.path()).unwrap();
+    let t = Instant::now();
+    loop {
+        let s = status(&env);
+        if s["repos"][0]["state"] == "deleted" {
+            assert!(
+                s["repos"][0]["watch_note"]
+                    .as_str()
+                    .unwrap()
+                    .contains("deleted")
+            );
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let q = env.fittok(&["query", &path, "discount"]);
+    assert_eq!(q.status.code(), Some(1));
+    assert!(stderr(&q).contains("does not exist"), "{}", stderr(&q));
+    ok(&env.fittok(&["status"]));
+}
