@@ -231,11 +231,15 @@ pub fn rank(
         s.mention = Some(r)
     });
 
+    // A short question that names a definition asks for it, test or not; a long issue names
+    // failing tests in passing.
+    let named_in_short = !is_long_question(terms);
     let mut out: Vec<Ranked> = fused
         .into_values()
         .map(|mut r| {
             let def = g.def(r.node);
-            if def.is_test && !intent.tests {
+            let named = named_in_short && mention_scores[r.node as usize] >= 3.0;
+            if def.is_test && !intent.tests && !named {
                 r.score *= 0.3;
             }
             if def.kind == DefKind::Section && !intent.docs {
