@@ -459,3 +459,50 @@ fn service_units_parse() {
     let relevant: Vec<&str> = errors.lines().filter(|l| l.contains("fittokd")).collect();
     assert!(out.status.success() && relevant.is_empty(), "{errors}");
 }
+
+#[test]
+fn fit_generate_and_measure_through_the_daemon() {
+    let env = DaemonEnv::new("fit");
+    let dir = TempRepo::new("fitdoc");
+    let mut doc = String::from("# Handbook\n\nWhat this is.\n\n");
+    for i in 0..10 {
+        doc.push_str(&format!("## Chapter {i}\n\nOpening of chapter {i}.\n\n"));
+        for k in 0..60 {
+            doc.push_str(&format!(
+                "Sentence {k} of chapter {i}, with enough words to weigh something.\n"
+            ));
+        }
+        doc.push('\n');
+    }
+    dir.write("HANDBOOK.md", &doc);
+    let path = dir.path().join("HANDBOOK.md");
+    let p = path.to_str().unwrap();
+    let over = env.fittok(&["fit", "measure", p]);
+    assert_eq!(over.status.code(), Some(11), "over hard: {}", stdout(&over));
+    assert!(stdout(&over).contains("tokens — over hard"));
+    let soft = env.fittok(&["fit", "measure", "--hard-threshold", "20000", p]);
+    assert_eq!(soft.status.code(), Some(10), "over soft: {}", stdout(&soft));
+    let dry = ok(&env.fittok(&["fit", "generate", "--dry-run", p]));
+    assert!(
+        dry.contains("handbook/chapter-0.md") || dry.contains("handbook/"),
+        "{dry}"
+    );
+    assert!(
+        !dir.path().join("handbook").exists(),
+        "a dry run writes nothing"
+    );
+    let out = ok(&env.fittok(&["fit", "generate", p]));
+    assert!(out.contains("original kept as"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("handbook.unfit.md")).unwrap(),
+        doc
+    );
+    let root = std::fs::read_to_string(&path).unwrap();
+    assert!(root.contains("→ [handbook/"), "{root}");
+    let measured = ok(&env.fittok(&["fit", "measure", p]));
+    assert!(measured.contains("— fits"), "{measured}");
+    let again = ok(&env.fittok(&["fit", "generate", p]));
+    assert!(again.contains("already a fitted root"), "{again}");
+    let missing = env.fittok(&["fit", "generate", "/no/such.md"]);
+    assert_eq!(missing.status.code(), Some(1));
+}

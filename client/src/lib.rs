@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 pub use fittok_proto::v1;
 
+pub mod cli;
 pub mod hook;
 use fittok_proto::v1::fittok_client::FittokClient;
 use fittok_proto::v1::{HelloReply, HelloRequest, ShutdownRequest};

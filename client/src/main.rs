@@ -87,6 +87,12 @@ enum Command {
     },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
+    /// Fitted Information Trees: split a large Markdown document into a root under a token
+    /// threshold and linked subdocuments, losing nothing; or measure one.
+    Fit {
+        #[command(subcommand)]
+        action: fittok_client::cli::FitAction,
+    },
     /// Claude Code `UserPromptSubmit` hook: reads the hook JSON on stdin and prints context
     /// for code questions; prints nothing (exit 0) otherwise or on any error.
     Hook,
@@ -296,6 +302,27 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
         }
         Command::Daemon { ref action } => daemon(&opts, action).await?,
+        Command::Fit { ref action } => {
+            let req = action.request().map_err(|e| fail(1, e))?;
+            if cli.no_daemon {
+                let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+                args.retain(|a| a != "--no-daemon");
+                let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+                return in_process(&opts, &args);
+            }
+            let mut client = fittok_client::ensure(&opts).await?;
+            let reply = client.fit(req.clone()).await?.into_inner();
+            print!("{}", fittok_client::cli::fit_text(&req.action, &reply));
+            if req.action == "measure" {
+                let code = fittok_client::cli::measure_exit(&reply.verdict);
+                if code != 0 {
+                    return Err(fail(
+                        code,
+                        format!("{} threshold", reply.verdict.replace("over ", "over the ")),
+                    ));
+                }
+            }
+        }
         Command::Hook => {
             let mut input = String::new();
             use std::io::Read;

@@ -6,6 +6,7 @@
 
 pub mod embed;
 pub mod engine;
+pub mod fit;
 pub mod index;
 pub mod link;
 pub mod model;

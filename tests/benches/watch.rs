@@ -34,7 +34,11 @@ impl Env {
             c.env("FITTOK_EMBED_MODEL", "/nonexistent-model");
         }
         let out = c.output().expect("fittok");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -62,7 +66,12 @@ fn cpu_ticks(pid: u64) -> u64 {
 }
 
 fn sh(cmd: &str, dir: &Path) {
-    let ok = Command::new("sh").arg("-c").arg(cmd).current_dir(dir).status().map(|s| s.success());
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(dir)
+        .status()
+        .map(|s| s.success());
     assert!(matches!(ok, Ok(true)), "{cmd}");
 }
 
@@ -82,20 +91,36 @@ fn settle(env: &Env, updates_before: u64) -> Duration {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let [git_repo, old_ref, small] = args.as_slice() else {
         eprintln!("usage: cargo bench -p fittok-e2e --bench watch -- GIT_REPO OLD_REF SMALL_REPO");
         return;
     };
-    let edits: usize = std::env::var("EDITS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let edits: usize = std::env::var("EDITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     let dir = std::env::temp_dir().join(format!("fittok-watch-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let work = dir.join("repo");
     sh(&format!("git clone -q {git_repo} {}", work.display()), &dir);
-    let env = Env { socket: dir.join("run/fittokd.sock"), cache: dir.join("cache"), model: false };
+    let env = Env {
+        socket: dir.join("run/fittokd.sock"),
+        cache: dir.join("cache"),
+        model: false,
+    };
     let path = work.to_str().unwrap();
-    env.fittok(&["query", path, "how are command line flags parsed", "--budget", "2000"]);
+    env.fittok(&[
+        "query",
+        path,
+        "how are command line flags parsed",
+        "--budget",
+        "2000",
+    ]);
     let s = env.status();
     let pid = s["pid"].as_u64().unwrap();
     let nodes = s["repos"][0]["nodes"].as_u64().unwrap_or(0);
@@ -105,7 +130,12 @@ fn main() {
         .args(["ls-files", "*.rs"])
         .current_dir(&work)
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(|l| work.join(l)).collect())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| work.join(l))
+                .collect()
+        })
         .unwrap_or_default();
     let mut lat = Vec::new();
     for i in 0..edits {
@@ -123,7 +153,11 @@ fn main() {
                 break;
             }
             if t.elapsed() > Duration::from_secs(30) {
-                eprintln!("edit {i} of {} never seen; last answer:\n{}", f.display(), a.lines().take(8).collect::<Vec<_>>().join("\n"));
+                eprintln!(
+                    "edit {i} of {} never seen; last answer:\n{}",
+                    f.display(),
+                    a.lines().take(8).collect::<Vec<_>>().join("\n")
+                );
                 lat.push(f64::INFINITY);
                 break;
             }
@@ -164,7 +198,11 @@ fn main() {
     // Re-embeds per body edit, model on, on the small repository.
     let small_dir = dir.join("small");
     sh(&format!("cp -r {small} {}", small_dir.display()), &dir);
-    let menv = Env { socket: dir.join("run2/fittokd.sock"), cache: dir.join("cache2"), model: true };
+    let menv = Env {
+        socket: dir.join("run2/fittokd.sock"),
+        cache: dir.join("cache2"),
+        model: true,
+    };
     let spath = small_dir.to_str().unwrap();
     menv.fittok(&["index", spath]);
     let pyfiles: Vec<PathBuf> = Command::new("sh")
@@ -172,13 +210,20 @@ fn main() {
         .arg("find . -name '*.py' -path '*src*' | sort")
         .current_dir(&small_dir)
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(|l| small_dir.join(l)).collect())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| small_dir.join(l))
+                .collect()
+        })
         .unwrap_or_default();
     let mut reembeds = Vec::new();
     for (i, f) in pyfiles.iter().take(10).enumerate() {
         let text = std::fs::read_to_string(f).unwrap();
         // Change one statement inside the first function body: `return` → `return (…)`.
-        let Some(pos) = text.find("\n        return ") else { continue };
+        let Some(pos) = text.find("\n        return ") else {
+            continue;
+        };
         let s0 = menv.status();
         let (emb0, up0) = (
             s0["repos"][0]["vectors_embedded"].as_u64().unwrap_or(0),
@@ -189,21 +234,37 @@ fn main() {
         std::fs::write(f, edited).unwrap();
         settle(&menv, up0);
         let t = Instant::now();
-        while menv.status()["repos"][0]["semantic_coverage"] != 1.0 && t.elapsed() < Duration::from_secs(60) {
+        while menv.status()["repos"][0]["semantic_coverage"] != 1.0
+            && t.elapsed() < Duration::from_secs(60)
+        {
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(Duration::from_millis(300));
-        let emb1 = menv.status()["repos"][0]["vectors_embedded"].as_u64().unwrap_or(0);
+        let emb1 = menv.status()["repos"][0]["vectors_embedded"]
+            .as_u64()
+            .unwrap_or(0);
         reembeds.push(emb1 - emb0);
     }
     menv.fittok(&["daemon", "stop"]);
 
     println!("| figure | value |\n|---|---|");
     println!("| repository (model off) | {git_repo}, {nodes} nodes |");
-    println!("| save → next query sees it, {edits} edits | p50 {:.0} ms · p90 {:.0} ms · max {:.0} ms |", p(0.5), p(0.9), p(1.0));
+    println!(
+        "| save → next query sees it, {edits} edits | p50 {:.0} ms · p90 {:.0} ms · max {:.0} ms |",
+        p(0.5),
+        p(0.9),
+        p(1.0)
+    );
     println!("| daemon CPU, idle and watched, 10 s | {idle_pct:.2} % of one core |");
-    println!("| branch switch to {old_ref} ({changed} files differ) | checkout {:.2} s, settled after {:.2} s in {updates} update(s); {nodes_old} nodes; daemon peak RSS {hwm_mb:.0} MB |", checkout.as_secs_f64(), settled.as_secs_f64());
-    println!("| switch back | settled after {:.2} s |", back.as_secs_f64());
+    println!(
+        "| branch switch to {old_ref} ({changed} files differ) | checkout {:.2} s, settled after {:.2} s in {updates} update(s); {nodes_old} nodes; daemon peak RSS {hwm_mb:.0} MB |",
+        checkout.as_secs_f64(),
+        settled.as_secs_f64()
+    );
+    println!(
+        "| switch back | settled after {:.2} s |",
+        back.as_secs_f64()
+    );
     println!("| vectors re-embedded per function-body edit ({small}, model on) | {reembeds:?} |");
     let _ = std::fs::remove_dir_all(&dir);
 }

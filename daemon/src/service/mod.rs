@@ -2,6 +2,7 @@
 //! calls on [`Residents`] and engine snapshots, and answers into replies. CPU work runs on the
 //! blocking pool so the runtime keeps accepting calls.
 
+pub mod fit;
 pub mod server;
 pub mod transport;
 
@@ -321,6 +322,22 @@ impl Fittok for FittokService {
             log_path: self.info.log_path.display().to_string(),
             repos,
         }))
+    }
+
+    async fn fit(&self, req: Request<FitRequest>) -> Result<Response<FitReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        if !std::path::Path::new(&req.path).is_absolute() {
+            return Err(Status::invalid_argument(format!(
+                "document path must be absolute, got {:?}",
+                req.path
+            )));
+        }
+        let reply = tokio::task::spawn_blocking(move || fit::run(&req))
+            .await
+            .map_err(join_error)?
+            .map_err(Status::invalid_argument)?;
+        Ok(Response::new(reply))
     }
 
     async fn forget(&self, req: Request<ForgetRequest>) -> Result<Response<ForgetReply>, Status> {

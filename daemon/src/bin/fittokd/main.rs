@@ -89,6 +89,11 @@ enum Command {
     /// Index a repository completely (graph, lexical indexes, every embedding into the
     /// cache) and report the time each stage took.
     Index { path: PathBuf },
+    /// Fitted Information Trees, in process (`fittok fit` does the same through the daemon).
+    Fit {
+        #[command(subcommand)]
+        action: fittok_client::cli::FitAction,
+    },
     /// Print the whole source of ids from an answer (`path#Qualified.name` or `path:10-40`).
     Expand {
         path: PathBuf,
@@ -324,6 +329,14 @@ fn main() -> anyhow::Result<()> {
                 "semantic coverage {:.0}%",
                 engine.semantic_coverage() * 100.0
             );
+        }
+        Command::Fit { action } => {
+            let req = action.request().map_err(anyhow::Error::msg)?;
+            let reply = fittok_engine::service::fit::run(&req).map_err(anyhow::Error::msg)?;
+            print!("{}", fittok_client::cli::fit_text(&req.action, &reply));
+            if req.action == "measure" {
+                std::process::exit(fittok_client::cli::measure_exit(&reply.verdict));
+            }
         }
         Command::Expand { path, ids } => {
             let engine = fittok_engine::Engine::open(&path)

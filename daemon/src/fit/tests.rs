@@ -1,0 +1,406 @@
+//! Invariants of planned trees, checked on generated documents.
+
+use super::scan::scan;
+use super::*;
+
+fn opts(soft: usize, hard: usize) -> FitOptions {
+    FitOptions {
+        soft,
+        hard,
+        estimator: Estimator::Chars4,
+        inline_threshold: soft / 5,
+        ..FitOptions::default()
+    }
+}
+
+/// Replaces every link line by its target's reconstruction, recursively.
+fn reconstruct(files: &[FitFile], rel: &str) -> Vec<String> {
+    let f = files.iter().find(|f| f.rel == rel).expect("planned");
+    let dir = rel
+        .rsplit_once('/')
+        .map_or(String::new(), |(d, _)| format!("{d}/"));
+    let mut out = Vec::new();
+    for l in scan(&f.text) {
+        let target = l.link.then(|| {
+            l.text
+                .split_once("](")
+                .unwrap()
+                .1
+                .split_once(')')
+                .unwrap()
+                .0
+        });
+        // A link line of the original (no such planned file) is content.
+        let planned = target
+            .map(|t| format!("{dir}{t}"))
+            .filter(|t| files.iter().any(|f| &f.rel == t));
+        if let (Some(t), false) = (planned, l.in_fence) {
+            out.extend(reconstruct(files, &t));
+        } else if !l.blank {
+            out.push(l.text.trim_end().to_string());
+        }
+    }
+    out
+}
+
+fn assert_invariants(doc: &str, o: &FitOptions) -> Vec<FitFile> {
+    let files = plan(doc, "DOC.md", o).unwrap();
+    let mut names = std::collections::HashSet::new();
+    for f in &files {
+        assert!(names.insert(f.rel.clone()), "two sections write {}", f.rel);
+        assert!(
+            o.estimator.count(&f.text) <= o.hard,
+            "{} is over hard: {}",
+            f.rel,
+            o.estimator.count(&f.text)
+        );
+        assert_eq!(f.tokens, o.estimator.count(&f.text));
+        let lines = scan(&f.text);
+        let stem = stem_of(f.rel.rsplit('/').next().unwrap());
+        for (i, l) in lines.iter().enumerate() {
+            if !l.link || l.in_fence {
+                continue;
+            }
+            let inner = l.text.trim().trim_start_matches('→').trim();
+            let (text, rest) = inner[1..].split_once("](").unwrap();
+            let (target, ann) = rest.split_once(')').unwrap();
+            assert_eq!(text, target);
+            assert!(
+                target.starts_with(&format!("{stem}/")),
+                "{target} in {}",
+                f.rel
+            );
+            let dir = f
+                .rel
+                .rsplit_once('/')
+                .map_or(String::new(), |(d, _)| format!("{d}/"));
+            let t = files
+                .iter()
+                .find(|g| g.rel == format!("{dir}{target}"))
+                .expect("target exists");
+            let n: usize = ann
+                .trim()
+                .trim_start_matches("(~")
+                .split(' ')
+                .next()
+                .unwrap()
+                .replace(',', "")
+                .parse()
+                .unwrap();
+            assert_eq!(n, t.tokens, "annotation of {target}");
+            // The link is the last thing in its section.
+            if let Some(next) = lines[i + 1..].iter().find(|l| !l.blank) {
+                assert!(
+                    next.heading.is_some() || next.link || next.rule,
+                    "{} after a link in {}",
+                    next.text,
+                    f.rel
+                );
+            }
+        }
+    }
+    // Every non-blank original line, in order.
+    let rebuilt = reconstruct(&files, "DOC.md");
+    let mut it = rebuilt.iter();
+    for l in doc
+        .replace("\r\n", "\n")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        assert!(it.any(|r| r == l.trim_end()), "lost or reordered: {l:?}");
+    }
+    files
+}
+
+#[test]
+fn sections_links_and_order() {
+    let mut doc = String::from(
+        "---\ntitle: x\n---\n<p align=center>banner</p>\n\n# Guide\n\nIntro paragraph.\n\n",
+    );
+    for i in 0..12 {
+        doc.push_str(&format!("## Topic {i}\n\nFirst line of topic {i}.\n\n"));
+        for k in 0..30 {
+            doc.push_str(&format!(
+                "Detail {k} of topic {i} with some words to make it longer.\n"
+            ));
+        }
+        doc.push_str("\n```python\nprint('hi')\n```\n\n");
+    }
+    doc.push_str("## Example\n\nshort\n\n## Example\n\nanother short one that repeats the name\n");
+    let o = opts(1500, 2500);
+    let files = assert_invariants(&doc, &o);
+    assert!(files.len() > 3);
+    assert!(
+        files[0]
+            .text
+            .starts_with("---\ntitle: x\n---\n<p align=center>banner</p>")
+    );
+    assert!(files[0].tokens <= o.soft);
+}
+
+#[test]
+fn headingless_text_and_huge_fences_are_split_at_their_structure() {
+    let mut doc = String::new();
+    for i in 0..400 {
+        doc.push_str(&format!(
+            "Paragraph {i} has a sentence or two of plain prose in it.\n\n"
+        ));
+    }
+    doc.push_str("```rust\n");
+    for i in 0..900 {
+        doc.push_str(&format!("let x{i} = {i};\n"));
+    }
+    doc.push_str("```\n");
+    assert_invariants(&doc, &opts(1000, 1500));
+}
+
+#[test]
+fn changelogs_with_hundreds_of_sections_are_grouped() {
+    let mut doc = String::from("History\n=======\n\n");
+    for i in 0..300 {
+        doc.push_str(&format!(
+            "1.{i}.0 / 2020-01-01\n------------------\n\n  * fix thing {i}\n  * add feature {i}\n\n"
+        ));
+    }
+    let o = opts(800, 1200);
+    let files = assert_invariants(&doc, &o);
+    assert!(files[0].tokens <= o.soft, "{}", files[0].tokens);
+}
+
+#[test]
+fn crlf_is_kept_and_cjk_is_measured_by_the_real_tokenizer() {
+    let mut doc = String::new();
+    for i in 0..20 {
+        doc.push_str(&format!("## 第{i}节\r\n\r\n"));
+        for _ in 0..40 {
+            doc.push_str("这是一个很长的中文句子，用来测试分词器的计数。\r\n");
+        }
+    }
+    let o = FitOptions {
+        soft: 1500,
+        hard: 2500,
+        ..FitOptions::default()
+    };
+    let files = assert_invariants(&doc, &o);
+    assert!(files.len() > 1);
+    for f in &files {
+        assert!(
+            !f.text.replace("\r\n", "").contains('\n'),
+            "LF only in {}",
+            f.rel
+        );
+    }
+    assert!(
+        Estimator::Cl100k.count(&doc) > 2 * Estimator::Chars4.count(&doc),
+        "chars/4 undercounts CJK"
+    );
+}
+
+#[test]
+fn random_markdown_never_panics_and_keeps_the_invariants() {
+    let pieces = [
+        "# H1\n",
+        "## H2\n",
+        "### H3\n",
+        "Title\n===\n",
+        "Sub\n---\n",
+        "---\n",
+        "\n",
+        "text line with words\n",
+        "- item\n",
+        "```py\n",
+        "```\n",
+        "| a | b |\n",
+        "→ [x/y.md](x/y.md) (~3 tokens)\n",
+        "<div>\n",
+        "    indented\n",
+        "~~~\n",
+    ];
+    let mut seed: u64 = 0x1234_5678;
+    for _ in 0..200 {
+        let mut doc = String::new();
+        let n = 50 + (seed % 400) as usize;
+        for _ in 0..n {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            doc.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            if seed % 5 == 0 {
+                doc.push_str(&"filler words ".repeat((seed % 40) as usize));
+                doc.push('\n');
+            }
+        }
+        let o = opts(200, 400);
+        let files = plan(&doc, "DOC.md", &o).unwrap();
+        for f in &files {
+            assert!(
+                o.estimator.count(&f.text) <= o.hard || !f.text.contains('\n'),
+                "{} over hard ({}):\n{}",
+                f.rel,
+                o.estimator.count(&f.text),
+                f.text.replace("filler words ", "F")
+            );
+        }
+        let rebuilt = reconstruct(&files, "DOC.md");
+        let mut it = rebuilt.iter();
+        for l in doc.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(it.any(|r| r == l.trim_end()), "lost or reordered: {l:?}");
+        }
+    }
+}
+
+fn section(title: &str, body_lines: usize, code: Option<&str>) -> String {
+    let mut s = format!("## {title}\n\nAbout {title}.\n\n");
+    for k in 0..body_lines {
+        s.push_str(&format!(
+            "Line {k} about {title} with ordinary words in it.\n"
+        ));
+    }
+    if let Some(lang) = code {
+        s.push_str(&format!("\n```{lang}\nrun()\n```\n"));
+    }
+    s.push('\n');
+    s
+}
+
+fn inlined(files: &[FitFile], title: &str) -> bool {
+    files[0].text.contains(&format!("Line 3 about {title} "))
+}
+
+#[test]
+fn colliding_titles_get_distinct_names() {
+    let doc = [
+        "# Doc\n\n".to_string(),
+        section("Example", 40, None),
+        section("Example", 40, None),
+        section("Example 01", 40, None),
+        section("Other", 40, None),
+    ]
+    .concat();
+    let files = assert_invariants(&doc, &opts(400, 800));
+    let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    assert!(
+        names.contains(&"doc/example.md")
+            && names.contains(&"doc/example-2.md")
+            && names.contains(&"doc/example-01.md"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn level_one_and_a_half_keeps_preferred_code_near_the_root() {
+    let doc = [
+        section("Alpha", 30, Some("rust")),
+        section("Beta", 30, Some("python")),
+        section("Gamma", 30, None),
+        section("Delta", 30, None),
+    ]
+    .concat();
+    let mut o = opts(700, 1400);
+    o.inline_threshold = 0;
+    let files = assert_invariants(
+        &doc,
+        &FitOptions {
+            level: 1.5,
+            ..o.clone()
+        },
+    );
+    assert!(
+        inlined(&files, "Beta") && !inlined(&files, "Alpha"),
+        "{}",
+        files[0].text
+    );
+    let files = assert_invariants(&doc, &FitOptions { level: 1.0, ..o });
+    assert!(!inlined(&files, "Beta"));
+}
+
+#[test]
+fn level_two_and_a_half_fits_the_query() {
+    let doc = [
+        section("Install", 30, None),
+        section("Retries", 30, None),
+        section("Logging", 30, None),
+        section("Caching", 30, None),
+    ]
+    .concat();
+    let mut o = opts(700, 1400);
+    o.inline_threshold = 0;
+    o.level = 2.5;
+    o.query = Some("how are retries configured".into());
+    let files = assert_invariants(&doc, &o);
+    assert!(
+        inlined(&files, "Retries") && !inlined(&files, "Logging"),
+        "{}",
+        files[0].text
+    );
+}
+
+#[test]
+fn level_two_teasers_are_whole_sentences_of_the_section() {
+    let mut doc = String::new();
+    for t in ["Parsing", "Rendering", "Caching", "Watching"] {
+        doc.push_str(&format!("## {t}\n\n"));
+        doc.push_str(&format!(
+            "The {t} stage turns inputs into outputs for the {t} module. See `x.y` here.\n"
+        ));
+        for k in 0..40 {
+            doc.push_str(&format!("filler line {k} text text text\n"));
+        }
+    }
+    let mut o = opts(500, 1000);
+    o.level = 2.0;
+    o.inline_threshold = 0;
+    let files = assert_invariants(&doc, &o);
+    assert!(
+        files[0]
+            .text
+            .contains("The Caching stage turns inputs into outputs for the Caching module."),
+        "{}",
+        files[0].text
+    );
+}
+
+#[test]
+fn generate_writes_once_and_is_idempotent() {
+    let dir = std::env::temp_dir().join(format!("fittok-fit-gen-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = (0..8)
+        .map(|i| section(&format!("Topic {i}"), 40, None))
+        .collect::<String>();
+    let path = dir.join("GUIDE.md");
+    std::fs::write(&path, &doc).unwrap();
+    let o = opts(500, 1000);
+    let dry = generate(&path, &o, true).unwrap();
+    assert!(
+        dry.files.len() > 1 && !dir.join("guide").exists(),
+        "dry run writes nothing"
+    );
+    let first = generate(&path, &o, false).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("guide.unfit.md")).unwrap(),
+        doc
+    );
+    assert!(
+        first
+            .files
+            .iter()
+            .skip(1)
+            .all(|f| f.rel.starts_with("guide/"))
+    );
+    let snapshot: Vec<(String, Vec<u8>)> = first
+        .files
+        .iter()
+        .map(|f| (f.rel.clone(), std::fs::read(dir.join(&f.rel)).unwrap()))
+        .collect();
+    let again = generate(&path, &o, false).unwrap();
+    assert_eq!(again.unchanged, Some("already a fitted root"));
+    for (rel, bytes) in snapshot {
+        assert_eq!(
+            std::fs::read(dir.join(&rel)).unwrap(),
+            bytes,
+            "{rel} changed on re-run"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

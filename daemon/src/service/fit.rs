@@ -1,0 +1,82 @@
+//! The Fit request: wire message ↔ `crate::fit`. Used by the RPC and by `fittokd fit`.
+
+use fittok_proto::v1::{FitFileInfo, FitReply, FitRequest};
+
+use crate::fit::{self, Estimator, FitOptions, Verdict};
+
+/// Options from a request; zero fields take the defaults.
+pub fn options(req: &FitRequest) -> Result<FitOptions, String> {
+    let d = FitOptions::default();
+    let or = |v: u32, default: usize| if v == 0 { default } else { v as usize };
+    let estimator = match req.estimator.as_str() {
+        "" | "cl100k" => Estimator::Cl100k,
+        "chars4" => Estimator::Chars4,
+        other => return Err(format!("unknown estimator {other:?}: use cl100k or chars4")),
+    };
+    Ok(FitOptions {
+        level: if req.level == 0.0 { 1.0 } else { req.level },
+        soft: or(req.soft_threshold, d.soft),
+        hard: or(req.hard_threshold, d.hard),
+        inline_threshold: or(req.inline_threshold, d.inline_threshold),
+        inline_reduction: or(req.inline_threshold_reduction_increment, d.inline_reduction),
+        trivial_extension: or(req.trivial_extension_threshold, d.trivial_extension),
+        min_segments: or(req.min_segment_count, d.min_segments).max(2),
+        inline_languages: if req.inline_languages.is_empty() {
+            d.inline_languages
+        } else {
+            req.inline_languages
+                .iter()
+                .map(|l| l.to_lowercase())
+                .collect()
+        },
+        estimator,
+        query: (!req.query.is_empty()).then(|| req.query.clone()),
+    })
+}
+
+/// Runs a fit request.
+pub fn run(req: &FitRequest) -> Result<FitReply, String> {
+    let opts = options(req)?;
+    let path = std::path::Path::new(&req.path);
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut reply = FitReply {
+        soft_threshold: opts.soft as u32,
+        hard_threshold: opts.hard as u32,
+        ..FitReply::default()
+    };
+    match req.action.as_str() {
+        "measure" => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let tokens = opts.estimator.count(&text);
+            reply.verdict = match fit::verdict(tokens, &opts) {
+                Verdict::Fits => "fits",
+                Verdict::OverSoft => "over soft",
+                Verdict::OverHard => "over hard",
+            }
+            .into();
+            reply.files.push(FitFileInfo {
+                path: req.path.clone(),
+                tokens: tokens as u64,
+            });
+        }
+        "generate" | "" => {
+            let report = fit::generate(path, &opts, req.dry_run).map_err(|e| e.to_string())?;
+            reply.unchanged = report.unchanged.unwrap_or_default().into();
+            reply.backup = report
+                .backup
+                .map(|b| b.display().to_string())
+                .unwrap_or_default();
+            reply.files = report
+                .files
+                .iter()
+                .map(|f| FitFileInfo {
+                    path: dir.join(&f.rel).display().to_string(),
+                    tokens: f.tokens as u64,
+                })
+                .collect();
+        }
+        other => return Err(format!("unknown fit action {other:?}: generate or measure")),
+    }
+    Ok(reply)
+}
