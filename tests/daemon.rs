@@ -506,3 +506,67 @@ fn fit_generate_and_measure_through_the_daemon() {
     let missing = env.fittok(&["fit", "generate", "/no/such.md"]);
     assert_eq!(missing.status.code(), Some(1));
 }
+
+#[test]
+fn secrets_never_leave_the_daemon() {
+    let env = DaemonEnv::new("secrets");
+    let repo = TempRepo::new("secrets");
+    // Built at run time: no secret-looking literal in the repository.
+    let key = format!("AKIA{}", "QZ7XK2M4P9WB3T6Y");
+    let source = format!(
+        "import boto3\n\n\ndef upload_report(path):\n    \"\"\"Upload the nightly report to the bucket.\"\"\"\n    client = boto3.client(\"s3\", aws_access_key_id=\"{key}\")\n    return client.upload_file(path, \"reports\", path)\n"
+    );
+    repo.write("jobs/report.py", &source)
+        .write(".env.py", format!("SECRET = \"{key}\"\n"));
+    let path = repo.path().to_str().unwrap();
+    let a = ok(&env.fittok(&[
+        "query",
+        path,
+        "how is the nightly report uploaded",
+        "--budget",
+        "800",
+    ]));
+    assert!(
+        a.contains("def upload_report") && a.contains("[REDACTED:aws_access_key]"),
+        "{a}"
+    );
+    assert!(!a.contains(&key), "the key left the daemon:\n{a}");
+    let x = ok(&env.fittok(&["expand", "--repo", path, "jobs/report.py:1-7"]));
+    assert!(!x.contains(&key) && x.contains("7\t"), "{x}");
+    let j = ok(&env.fittok(&["query", path, "SECRET", "--json"]));
+    assert!(!j.contains(".env.py"), "secret files are never indexed");
+    // The pre-commit scanner.
+    let scan = env.fittok(&[
+        "scrub",
+        repo.path().join("jobs/report.py").to_str().unwrap(),
+    ]);
+    assert_eq!(scan.status.code(), Some(1));
+    assert!(
+        stdout(&scan).contains("report.py:6 aws_access_key AKIA…(20)"),
+        "{}",
+        stdout(&scan)
+    );
+    let clean = env.fittok(&[
+        "scrub",
+        repo.path()
+            .join("jobs/report.py")
+            .to_str()
+            .unwrap()
+            .replace("report", "nothing")
+            .as_str(),
+    ]);
+    assert_ne!(clean.status.code(), Some(0), "a missing file is an error");
+    // Off on request.
+    let off = DaemonEnv::new("secrets-off").env("FITTOK_SCRUB", "false");
+    let a = ok(&off.fittok(&[
+        "query",
+        path,
+        "how is the nightly report uploaded",
+        "--budget",
+        "800",
+    ]));
+    assert!(
+        a.contains(&key),
+        "FITTOK_SCRUB=false shows the source as it is"
+    );
+}

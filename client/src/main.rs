@@ -93,6 +93,12 @@ enum Command {
         #[command(subcommand)]
         action: fittok_client::cli::FitAction,
     },
+    /// Find secrets in files (`path:line kind preview` per finding); exit status 1 when any
+    /// is found — for pre-commit hooks. Runs `fittokd scrub` in process.
+    Scrub {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Claude Code `UserPromptSubmit` hook: reads the hook JSON on stdin and prints context
     /// for code questions; prints nothing (exit 0) otherwise or on any error.
     Hook,
@@ -322,6 +328,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     ));
                 }
             }
+        }
+        Command::Scrub { ref files } => {
+            let mut args = vec![std::ffi::OsStr::new("scrub")];
+            args.extend(files.iter().map(|f| f.as_os_str()));
+            return in_process(&opts, &args).map_err(|f| {
+                if f.code == 1 {
+                    fail(1, "secrets found")
+                } else {
+                    f
+                }
+            });
         }
         Command::Hook => {
             let mut input = String::new();

@@ -16,6 +16,7 @@ pub mod rank;
 pub mod render;
 pub mod repo;
 pub mod resident;
+pub mod scrub;
 pub mod service;
 pub mod store;
 pub mod tokens;

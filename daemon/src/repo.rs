@@ -130,7 +130,7 @@ pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
 /// A file's stamp for the parse cache.
 pub fn stamp(f: &SourceFile) -> FileStamp {
     FileStamp {
-        size: f.bytes.len() as u64,
+        size: f.size,
         mtime_ns: f.mtime_ns,
         hash: fnv(&f.bytes, 0xcbf2_9ce4_8422_2325),
     }

@@ -63,6 +63,8 @@ pub enum SkipReason {
     Generated,
     Unreadable,
     SymlinkOutside,
+    /// Environment files and keys are never read.
+    Secret,
 }
 
 impl SkipReason {
@@ -74,6 +76,7 @@ impl SkipReason {
             SkipReason::Generated => "generated",
             SkipReason::Unreadable => "unreadable",
             SkipReason::SymlinkOutside => "symlink",
+            SkipReason::Secret => "secret file",
         }
     }
 }
@@ -83,7 +86,10 @@ pub struct SourceFile {
     /// Relative, `/`-separated.
     pub path: String,
     pub lang: Lang,
+    /// The file's content, with secrets redacted (see [`crate::scrub`]).
     pub bytes: Vec<u8>,
+    /// Size on disk (before redaction).
+    pub size: u64,
     /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
     pub mtime_ns: u64,
 }
@@ -177,6 +183,10 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
         if !file_type.is_file() {
             continue;
         }
+        if crate::scrub::is_secret_file(rel.rsplit('/').next().unwrap_or(&rel)) {
+            listing.skipped.push((rel, Some(lang), SkipReason::Secret));
+            continue;
+        }
         if is_generated_name(&rel) {
             listing
                 .skipped
@@ -219,8 +229,9 @@ pub fn read(root: &Path, listed: &Listed) -> Result<SourceFile, SkipReason> {
         path: listed.path.clone(),
         lang: listed.lang,
         // The size read, not the size listed: the file may have changed in between.
+        size: bytes.len() as u64,
         mtime_ns: listed.mtime_ns,
-        bytes,
+        bytes: crate::scrub::scrub_bytes(bytes),
     })
 }
 

@@ -89,6 +89,12 @@ enum Command {
     /// Index a repository completely (graph, lexical indexes, every embedding into the
     /// cache) and report the time each stage took.
     Index { path: PathBuf },
+    /// Find secrets in files: one line per finding (`path:line kind preview`); exit status 1
+    /// when any is found (for pre-commit hooks).
+    Scrub {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Fitted Information Trees, in process (`fittok fit` does the same through the daemon).
     Fit {
         #[command(subcommand)]
@@ -329,6 +335,27 @@ fn main() -> anyhow::Result<()> {
                 "semantic coverage {:.0}%",
                 engine.semantic_coverage() * 100.0
             );
+        }
+        Command::Scrub { files } => {
+            let mut any = false;
+            for path in &files {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let text = String::from_utf8_lossy(&bytes);
+                for f in fittok_engine::scrub::find(&text) {
+                    any = true;
+                    println!(
+                        "{}:{} {} {}",
+                        path.display(),
+                        f.line,
+                        f.kind,
+                        fittok_engine::scrub::masked(&text[f.start..f.end])
+                    );
+                }
+            }
+            if any {
+                std::process::exit(1);
+            }
         }
         Command::Fit { action } => {
             let req = action.request().map_err(anyhow::Error::msg)?;
