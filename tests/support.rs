@@ -137,6 +137,14 @@ impl DaemonEnv {
         c.env_remove("FITTOK_MAX_BUDGET")
             .env_remove("FITTOK_NO_DAEMON")
             .env_remove("FITTOK_IDLE_TIMEOUT")
+            // No test reaches a real model: LLM variables only where a test sets them.
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("FITTOK_LLM_BASE_URL")
+            .env_remove("FITTOK_LLM_MODEL")
+            .env_remove("FITTOK_LLM_API_KEY")
             .env("FITTOK_SOCKET", &self.socket)
             .env("FITTOK_CACHE_DIR", &self.cache)
             .env("FITTOK_LOG", "info");

@@ -9,6 +9,7 @@ pub use fittok_proto::v1;
 
 pub mod cli;
 pub mod hook;
+pub mod llm;
 use fittok_proto::v1::fittok_client::FittokClient;
 use fittok_proto::v1::{HelloReply, HelloRequest, ShutdownRequest};
 use tonic::transport::{Channel, Endpoint, Uri};

@@ -17,7 +17,7 @@ use fittok_client::{ClientError, DaemonOptions, EXIT_DAEMON};
     name = "fittok",
     version,
     about = "The code that answers a question about a repository, within a token budget",
-    after_help = "Exit status: 0 success, 1 bad request (path, id), 2 usage, 3 daemon unavailable."
+    after_help = "Exit status: 0 success, 1 bad request (path, id), 2 usage, 3 daemon unavailable, 4 the LLM failed, 130 interrupted."
 )]
 struct Cli {
     /// The daemon's socket (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock).
@@ -42,9 +42,14 @@ enum Command {
         /// Token budget for the whole answer; 0 = no cap (the relevance cliff decides).
         #[arg(long, default_value_t = 0)]
         budget: u32,
-        /// Print the code slice only (the default until an LLM answers; kept for scripts).
+        /// Print the code slice only, even when an LLM key is set.
         #[arg(long)]
         code: bool,
+        /// The model that writes the answer (default: claude-haiku-4-5 with
+        /// ANTHROPIC_API_KEY, gpt-4o-mini with OPENAI_API_KEY, FITTOK_LLM_MODEL with
+        /// FITTOK_LLM_BASE_URL).
+        #[arg(long)]
+        model: Option<String>,
         /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
@@ -199,7 +204,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Query {
             ref args,
             budget,
-            code: _,
+            code,
+            ref model,
             json,
             explain,
             o200k,
@@ -224,10 +230,24 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             if cli.no_daemon {
                 return in_process_query(&opts, &req);
             }
+            let question = req.question.clone();
             let mut client = fittok_client::ensure(&opts).await?;
             let reply = client.query(req).await?.into_inner();
-            let out = if json { reply.json } else { reply.text };
-            print_out(&out);
+            if json {
+                print_out(&reply.json);
+            } else if code {
+                print_out(&reply.text);
+            } else {
+                match fittok_client::llm::Provider::from_env(model.as_deref()) {
+                    Some(provider) => llm_answer(&provider, &question, &reply.text).await?,
+                    None => {
+                        print_out(&reply.text);
+                        eprintln!(
+                            "fittok: no LLM key is set, so this is the code that answers, not a written answer.\nfittok: set ANTHROPIC_API_KEY, OPENAI_API_KEY or FITTOK_LLM_BASE_URL for one; --code prints the code without this hint."
+                        );
+                    }
+                }
+            }
         }
         Command::Index { ref path, no_wait } => {
             let repo = resolve_repo(path.as_deref())?;
@@ -376,6 +396,27 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Exit status when the LLM could not answer.
+const EXIT_LLM: i32 = 4;
+
+/// Streams the model's answer to stdout; Ctrl-C stops it cleanly.
+async fn llm_answer(
+    provider: &fittok_client::llm::Provider,
+    question: &str,
+    code: &str,
+) -> Result<(), Failure> {
+    let mut out = std::io::stdout();
+    tokio::select! {
+        r = provider.answer(question, code, &mut out) => {
+            r.map_err(|e| fail(EXIT_LLM, e.to_string()))
+        }
+        _ = tokio::signal::ctrl_c() => {
+            let _ = out.write_all(b"\n");
+            Err(fail(130, "interrupted"))
+        }
+    }
 }
 
 fn print_out(text: &str) {
