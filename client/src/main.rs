@@ -92,6 +92,20 @@ enum Command {
     },
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
+    /// Write the code graph as one self-contained HTML page (no network, no side files).
+    Graph {
+        /// Repository (default: the one containing the current directory).
+        path: Option<PathBuf>,
+        /// Highlight the nodes the answer to this question would show.
+        #[arg(long)]
+        query: Option<String>,
+        /// Output file (default: `<repository>-graph.html` in the current directory).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Open the page in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
     /// Fitted Information Trees: split a large Markdown document into a root under a token
     /// threshold and linked subdocuments, losing nothing; or measure one.
     Fit {
@@ -328,6 +342,40 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
         }
         Command::Daemon { ref action } => daemon(&opts, action).await?,
+        Command::Graph {
+            ref path,
+            ref query,
+            ref output,
+            open,
+        } => {
+            let repo = resolve_repo(path.as_deref())?;
+            let mut client = fittok_client::ensure(&opts).await?;
+            let reply = client
+                .graph(fittok_client::v1::GraphRequest {
+                    repo: repo.display().to_string(),
+                    query: query.clone().unwrap_or_default(),
+                })
+                .await?
+                .into_inner();
+            let name = repo
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "repository".into());
+            let out = output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{name}-graph.html")));
+            std::fs::write(&out, &reply.html)
+                .map_err(|e| fail(1, format!("cannot write {}: {e}", out.display())))?;
+            println!("{} ({} nodes)", out.display(), reply.nodes);
+            if open {
+                let opener = if cfg!(target_os = "macos") {
+                    "open"
+                } else {
+                    "xdg-open"
+                };
+                let _ = std::process::Command::new(opener).arg(&out).status();
+            }
+        }
         Command::Fit { ref action } => {
             let req = action.request().map_err(|e| fail(1, e))?;
             if cli.no_daemon {

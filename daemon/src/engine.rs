@@ -488,6 +488,26 @@ impl Engine {
         a
     }
 
+    /// The self-contained HTML page of this repository's graph; with a question, the nodes its
+    /// answer (at 4000 tokens) would show are highlighted.
+    pub fn graph_page(&self, question: Option<&str>) -> String {
+        let highlight: Vec<String> = question
+            .filter(|q| !q.trim().is_empty())
+            .map(|q| {
+                self.query(&Query {
+                    question: q.to_string(),
+                    budget: 4000,
+                    ..Query::default()
+                })
+                .nodes
+                .into_iter()
+                .map(|n| n.id)
+                .collect()
+            })
+            .unwrap_or_default();
+        crate::render::graph::page(&self.repo.graph, &self.repo_name(), &highlight)
+    }
+
     /// The whole source of nodes named by id (`path#Qualified.name[@line]`) or by range
     /// (`path:start-end`).
     pub fn expand(&self, ids: &[String]) -> Result<String, EngineError> {

@@ -3,6 +3,7 @@
 //! not fit, and the optional savings footer. The token budget counts the whole text.
 
 pub mod block;
+pub mod graph;
 
 use std::collections::{BTreeMap, HashSet};
 

@@ -324,6 +324,24 @@ impl Fittok for FittokService {
         }))
     }
 
+    async fn graph(&self, req: Request<GraphRequest>) -> Result<Response<GraphReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        let residents = self.residents.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+            let html = engine.graph_page(Some(req.query.as_str()));
+            Ok::<_, Status>(GraphReply {
+                html,
+                nodes: engine.repo.graph.nodes.len() as u64,
+            })
+        })
+        .await
+        .map_err(join_error)??;
+        Ok(Response::new(reply))
+    }
+
     async fn fit(&self, req: Request<FitRequest>) -> Result<Response<FitReply>, Status> {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();
