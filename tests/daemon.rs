@@ -570,3 +570,55 @@ fn secrets_never_leave_the_daemon() {
         "FITTOK_SCRUB=false shows the source as it is"
     );
 }
+
+#[test]
+fn the_codebase_map_prints_or_fits_into_a_tree() {
+    let env = DaemonEnv::new("map");
+    let repo = TempRepo::new("map");
+    for d in 0..12 {
+        repo.write(
+            &format!("pkg{d}/__init__.py"),
+            format!("\"\"\"Package {d} handles part {d} of the work.\"\"\"\n"),
+        );
+        for f in 0..6 {
+            let mut src = String::new();
+            for k in 0..12 {
+                src.push_str(&format!("def handler_{d}_{f}_{k}(request, retries=3):\n    \"\"\"Handle kind {k} of request.\"\"\"\n    return request\n\n\n"));
+            }
+            repo.write(&format!("pkg{d}/mod{f}.py"), src);
+        }
+    }
+    let path = repo.path().to_str().unwrap();
+    let md = ok(&env.fittok(&["map", path]));
+    assert!(
+        md.contains("## pkg3/") && md.contains("Purpose: Package 3 handles part 3 of the work."),
+        "{}",
+        &md[..md.len().min(800)]
+    );
+    assert!(
+        md.contains("handler_3_2_7(request, retries=3)")
+            && md.contains("Handle kind 7 of request."),
+        "signatures and docs are listed"
+    );
+    let out_dir = TempRepo::new("map-out");
+    let written = ok(&env.fittok(&["map", path, "--fit", out_dir.path().to_str().unwrap()]));
+    let root = std::fs::read_to_string(out_dir.path().join("codebase-map.md")).unwrap();
+    assert!(root.contains("→ [codebase-map/"), "{root}");
+    assert!(
+        root.contains("## pkg0/") && root.contains("## pkg11/"),
+        "every directory is in the root"
+    );
+    let first_lines: Vec<&str> = written.lines().collect();
+    let root_tokens: u64 = first_lines[0]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(root_tokens <= 3000, "{written}");
+    // Re-running replaces the tree, leaving no stale subdocuments.
+    let stale = out_dir.path().join("codebase-map/stale.md");
+    std::fs::write(&stale, "old").unwrap();
+    ok(&env.fittok(&["map", path, "--fit", out_dir.path().to_str().unwrap()]));
+    assert!(!stale.exists());
+}

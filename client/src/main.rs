@@ -106,6 +106,18 @@ enum Command {
         #[arg(long)]
         open: bool,
     },
+    /// The codebase map (directories, files, definitions with signatures and doc lines) as
+    /// Markdown on stdout, or with --fit DIR written there as a Fitted Information Tree
+    /// (`DIR/codebase-map.md` + `DIR/codebase-map/`), ready to link from an AGENTS.md.
+    Map {
+        path: Option<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        fit: Option<PathBuf>,
+        #[arg(long, default_value_t = 3000)]
+        soft_threshold: u32,
+        #[arg(long, default_value_t = 5000)]
+        hard_threshold: u32,
+    },
     /// Fitted Information Trees: split a large Markdown document into a root under a token
     /// threshold and linked subdocuments, losing nothing; or measure one.
     Fit {
@@ -183,7 +195,18 @@ fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
+/// Piped into `head` and the like, stop quietly when the reader goes away (as Unix tools do)
+/// instead of failing on every write.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal at startup, before any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -374,6 +397,41 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "xdg-open"
                 };
                 let _ = std::process::Command::new(opener).arg(&out).status();
+            }
+        }
+        Command::Map {
+            ref path,
+            ref fit,
+            soft_threshold,
+            hard_threshold,
+        } => {
+            let repo = resolve_repo(path.as_deref())?;
+            let fit_dir = match fit {
+                Some(d) => {
+                    std::fs::create_dir_all(d)
+                        .map_err(|e| fail(1, format!("cannot create {}: {e}", d.display())))?;
+                    d.canonicalize()
+                        .map_err(|e| fail(1, format!("{}: {e}", d.display())))?
+                        .display()
+                        .to_string()
+                }
+                None => String::new(),
+            };
+            let mut client = fittok_client::ensure(&opts).await?;
+            let reply = client
+                .map(fittok_client::v1::MapRequest {
+                    repo: repo.display().to_string(),
+                    fit_dir,
+                    soft_threshold,
+                    hard_threshold,
+                })
+                .await?
+                .into_inner();
+            if reply.files.is_empty() {
+                print_out(&reply.markdown);
+            }
+            for f in &reply.files {
+                println!("{:>8} tokens  {}", f.tokens, f.path);
             }
         }
         Command::Fit { ref action } => {

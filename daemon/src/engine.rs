@@ -508,6 +508,11 @@ impl Engine {
         crate::render::graph::page(&self.repo.graph, &self.repo_name(), &highlight)
     }
 
+    /// The codebase map as Markdown (see [`crate::render::map`]).
+    pub fn codebase_map(&self) -> String {
+        crate::render::map::codebase_map(&self.repo.graph, &self.repo_name())
+    }
+
     /// The whole source of nodes named by id (`path#Qualified.name[@line]`) or by range
     /// (`path:start-end`).
     pub fn expand(&self, ids: &[String]) -> Result<String, EngineError> {

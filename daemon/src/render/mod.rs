@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod graph;
+pub mod map;
 
 use std::collections::{BTreeMap, HashSet};
 

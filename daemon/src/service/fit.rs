@@ -1,6 +1,6 @@
 //! The Fit request: wire message ↔ `crate::fit`. Used by the RPC and by `fittokd fit`.
 
-use fittok_proto::v1::{FitFileInfo, FitReply, FitRequest};
+use fittok_proto::v1::{FitFileInfo, FitReply, FitRequest, MapRequest};
 
 use crate::fit::{self, Estimator, FitOptions, Verdict};
 
@@ -79,4 +79,48 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
         other => return Err(format!("unknown fit action {other:?}: generate or measure")),
     }
     Ok(reply)
+}
+
+/// Writes a codebase map into `req.fit_dir` as a tree: `codebase-map.md` and its folder. The
+/// folder is replaced whole, so a re-run leaves no stale subdocuments.
+pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, String> {
+    let dir = std::path::Path::new(&req.fit_dir);
+    if !dir.is_absolute() {
+        return Err(format!(
+            "map directory must be absolute, got {:?}",
+            req.fit_dir
+        ));
+    }
+    let opts = FitOptions {
+        soft: if req.soft_threshold == 0 {
+            3000
+        } else {
+            req.soft_threshold as usize
+        },
+        hard: if req.hard_threshold == 0 {
+            5000
+        } else {
+            req.hard_threshold as usize
+        },
+        ..FitOptions::default()
+    };
+    let files = fit::plan(markdown, "codebase-map.md", &opts).map_err(|e| e.to_string())?;
+    let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let folder = dir.join("codebase-map");
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder).map_err(|e| io(&folder, e))?;
+    }
+    let mut out = Vec::new();
+    for f in &files {
+        let p = dir.join(&f.rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        std::fs::write(&p, &f.text).map_err(|e| io(&p, e))?;
+        out.push(FitFileInfo {
+            path: p.display().to_string(),
+            tokens: f.tokens as u64,
+        });
+    }
+    Ok(out)
 }

@@ -342,6 +342,31 @@ impl Fittok for FittokService {
         Ok(Response::new(reply))
     }
 
+    async fn map(&self, req: Request<MapRequest>) -> Result<Response<MapReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        let residents = self.residents.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+            let markdown = engine.codebase_map();
+            if req.fit_dir.is_empty() {
+                return Ok(MapReply {
+                    markdown,
+                    files: Vec::new(),
+                });
+            }
+            let files = fit::write_map(&markdown, &req).map_err(Status::invalid_argument)?;
+            Ok::<_, Status>(MapReply {
+                markdown: String::new(),
+                files,
+            })
+        })
+        .await
+        .map_err(join_error)??;
+        Ok(Response::new(reply))
+    }
+
     async fn fit(&self, req: Request<FitRequest>) -> Result<Response<FitReply>, Status> {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();

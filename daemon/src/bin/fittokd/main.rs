@@ -220,6 +220,12 @@ fn serve(
 }
 
 fn main() -> anyhow::Result<()> {
+    // Piped into `head`, stop quietly when the reader goes away, as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal at startup, before any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Command::Serve {
         socket,
