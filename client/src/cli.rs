@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::v1::{FitReply, FitRequest};
+use fittok_proto::thousands;
 
 /// `fit generate` / `fit measure` flags (the `FitRequest` message).
 #[derive(Debug, Clone, clap::Args)]
@@ -92,18 +93,6 @@ pub fn measure_exit(verdict: &str) -> i32 {
         "over soft" => 10,
         _ => 0,
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The reply as a user reads it.

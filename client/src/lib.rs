@@ -87,7 +87,8 @@ pub async fn connect(socket: &Path) -> Result<Client, ClientError> {
         .max_encoding_message_size(64 << 20))
 }
 
-fn source_chain(e: &dyn std::error::Error) -> String {
+/// An error with its causes, `outer: inner: innermost`.
+pub fn source_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(inner) = cur {

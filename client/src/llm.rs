@@ -142,7 +142,7 @@ impl Provider {
         };
         let mut resp = req.send().await.map_err(|e| LlmError::Connect {
             url: url.clone(),
-            reason: error_chain(&e),
+            reason: crate::source_chain(&e),
         })?;
         let status = resp.status().as_u16();
         if status != 200 {
@@ -245,17 +245,6 @@ impl Provider {
 enum Delta {
     Text(String),
     Done,
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(inner) = cur {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        cur = inner.source();
-    }
-    s
 }
 
 /// The message of a provider's JSON error body, if it has one.

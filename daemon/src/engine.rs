@@ -104,6 +104,28 @@ pub fn open_store() -> Option<Arc<Store>> {
     }
 }
 
+/// Builds the lexical indexes of a built repository, with the timings of every stage so far.
+fn lexical(
+    repo: &RepoGraph,
+    sources: &Sources,
+    progress: Option<Progress<'_>>,
+) -> (Index, IndexTimings) {
+    if let Some(p) = progress {
+        p(Phase::Lexical, 0, 1);
+    }
+    let t = Instant::now();
+    let index = Index::build(&repo.graph, sources);
+    let timings = IndexTimings {
+        walk: repo.timings.walk,
+        parse: repo.timings.parse,
+        link: repo.timings.link,
+        lexical: t.elapsed(),
+        reused: repo.timings.reused,
+        ..IndexTimings::default()
+    };
+    (index, timings)
+}
+
 /// The cache file's name inside the cache directory.
 pub const STORE_FILE: &str = "cache.redb";
 
@@ -135,19 +157,7 @@ impl Engine {
                 previous: None,
             },
         )?;
-        if let Some(p) = progress {
-            p(Phase::Lexical, 0, 1);
-        }
-        let t = Instant::now();
-        let index = Index::build(&repo.graph, &sources);
-        let timings = IndexTimings {
-            walk: repo.timings.walk,
-            parse: repo.timings.parse,
-            link: repo.timings.link,
-            lexical: t.elapsed(),
-            reused: repo.timings.reused,
-            ..IndexTimings::default()
-        };
+        let (index, timings) = lexical(&repo, &sources, progress);
         Ok(Engine {
             repo,
             sources,
@@ -229,16 +239,7 @@ impl Engine {
             },
         )?;
         drop(previous);
-        let t = Instant::now();
-        let index = Index::build(&repo.graph, &sources);
-        let timings = IndexTimings {
-            walk: repo.timings.walk,
-            parse: repo.timings.parse,
-            link: repo.timings.link,
-            lexical: t.elapsed(),
-            reused: repo.timings.reused,
-            ..IndexTimings::default()
-        };
+        let (index, timings) = lexical(&repo, &sources, progress);
         let semantic = self.semantic.as_ref().map(|s| Semantic {
             index: SemanticIndex::from_store(
                 &repo.graph,

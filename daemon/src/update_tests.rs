@@ -266,37 +266,23 @@ fn run(seed: u64, steps: usize) {
         let mut touched: HashSet<usize> = HashSet::from([fi]);
         let op = rng.below(8);
         let names = model.all_names(lang);
+        // A fresh name for whichever operation needs one.
+        let new_name = model.fresh_name(lang);
         {
             let f = &mut model.files[fi];
             match op {
                 _ if !f.present => f.present = true, // re-add a deleted file
-                0 => {
-                    let name = {
-                        model.next_name += 1;
-                        if lang == L::Go {
-                            format!("Fn{}", model.next_name)
-                        } else {
-                            format!("fn{}", model.next_name)
-                        }
-                    };
-                    let f = &mut model.files[fi];
-                    f.funcs.push(Func {
-                        name,
-                        calls: Vec::new(),
-                    });
-                }
+                0 => f.funcs.push(Func {
+                    name: new_name,
+                    calls: Vec::new(),
+                }),
                 1 if !f.funcs.is_empty() => {
                     let i = rng.below(f.funcs.len());
                     f.funcs.remove(i);
                 }
                 2 if !f.funcs.is_empty() => {
                     let i = rng.below(f.funcs.len());
-                    model.next_name += 1;
-                    f.funcs[i].name = if lang == L::Go {
-                        format!("Fn{}", model.next_name)
-                    } else {
-                        format!("fn{}", model.next_name)
-                    };
+                    f.funcs[i].name = new_name;
                 }
                 3 | 4 if !f.funcs.is_empty() && !names.is_empty() => {
                     let i = rng.below(f.funcs.len());
@@ -313,14 +299,7 @@ fn run(seed: u64, steps: usize) {
                 6 if f.stem != "lib" => f.present = false,
                 _ => {
                     let stem = format!("m{step}");
-                    let name = {
-                        model.next_name += 1;
-                        if lang == L::Go {
-                            format!("Fn{}", model.next_name)
-                        } else {
-                            format!("fn{}", model.next_name)
-                        }
-                    };
+                    let name = new_name;
                     let calls = names.iter().take(1).cloned().collect();
                     model.files.push(FileModel {
                         lang,

@@ -15,6 +15,19 @@ pub const PROTOCOL: u32 = 1;
 /// The version every fittok binary of this build reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// `1760` → `1,760`: token counts as people read them (link annotations, reports).
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Orders `a.b.c` versions numerically (`0.10.0` > `0.9.1`); non-numeric parts compare as 0.
 pub fn version_key(version: &str) -> Vec<u64> {
     version

@@ -252,13 +252,5 @@ pub fn generate(path: &Path, opts: &FitOptions, dry_run: bool) -> Result<FitRepo
 
 /// `1,760`
 pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    fittok_proto::thousands(n as u64)
 }

@@ -109,6 +109,22 @@ fn repo_path(repo: &str) -> Result<PathBuf, Status> {
     Ok(path)
 }
 
+/// Runs `f` on the blocking pool with the snapshot of `path` (built first if not resident).
+async fn with_engine<T: Send + 'static>(
+    residents: Arc<Residents>,
+    path: PathBuf,
+    f: impl FnOnce(Arc<crate::resident::Resident>, Arc<crate::Engine>) -> Result<T, Status>
+    + Send
+    + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(move || {
+        let (resident, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        f(resident, engine)
+    })
+    .await
+    .map_err(join_error)?
+}
+
 fn join_error(e: tokio::task::JoinError) -> Status {
     Status::internal(format!("request failed inside the daemon: {e}"))
 }
@@ -215,9 +231,8 @@ impl Fittok for FittokService {
         let path = repo_path(&req.repo)?;
         let residents = self.residents.clone();
         let cap = self.info.max_budget;
-        let reply = tokio::task::spawn_blocking(move || {
-            let t = Instant::now();
-            let (resident, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        let t = Instant::now();
+        let reply = with_engine(residents, path, move |resident, engine| {
             let answer = engine.query(&crate::Query {
                 question: req.question,
                 budget: capped_budget(req.budget as usize, cap),
@@ -247,8 +262,7 @@ impl Fittok for FittokService {
                 elapsed_us: t.elapsed().as_micros() as u64,
             })
         })
-        .await
-        .map_err(join_error)??;
+        .await?;
         Ok(Response::new(reply))
     }
 
@@ -260,12 +274,10 @@ impl Fittok for FittokService {
             return Err(Status::invalid_argument("no ids to expand"));
         }
         let residents = self.residents.clone();
-        let text = tokio::task::spawn_blocking(move || {
-            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        let text = with_engine(residents, path, move |_, engine| {
             engine.expand(&req.ids).map_err(engine_status)
         })
-        .await
-        .map_err(join_error)??;
+        .await?;
         Ok(Response::new(ExpandReply { text }))
     }
 
@@ -329,16 +341,14 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         let residents = self.residents.clone();
-        let reply = tokio::task::spawn_blocking(move || {
-            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        let reply = with_engine(residents, path, move |_, engine| {
             let html = engine.graph_page(Some(req.query.as_str()));
             Ok::<_, Status>(GraphReply {
                 html,
                 nodes: engine.repo.graph.nodes.len() as u64,
             })
         })
-        .await
-        .map_err(join_error)??;
+        .await?;
         Ok(Response::new(reply))
     }
 
@@ -347,8 +357,7 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         let residents = self.residents.clone();
-        let reply = tokio::task::spawn_blocking(move || {
-            let (_, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        let reply = with_engine(residents, path, move |_, engine| {
             let markdown = engine.codebase_map();
             if req.fit_dir.is_empty() {
                 return Ok(MapReply {
@@ -362,8 +371,7 @@ impl Fittok for FittokService {
                 files,
             })
         })
-        .await
-        .map_err(join_error)??;
+        .await?;
         Ok(Response::new(reply))
     }
 
