@@ -622,3 +622,17 @@ fn the_codebase_map_prints_or_fits_into_a_tree() {
     ok(&env.fittok(&["map", path, "--fit", out_dir.path().to_str().unwrap()]));
     assert!(!stale.exists());
 }
+
+#[test]
+fn clients_hanging_up_do_not_kill_the_daemon() {
+    let env = DaemonEnv::new("hangup");
+    ok(&env.fittok(&["daemon", "start"]));
+    let pid = env.daemon_pids()[0];
+    for _ in 0..20 {
+        // Connect, say nothing, go away: the daemon's greeting hits a closed socket.
+        drop(std::os::unix::net::UnixStream::connect(&env.socket).unwrap());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    ok(&env.fittok(&["status"]));
+    assert_eq!(env.daemon_pids(), vec![pid], "the same daemon still serves");
+}

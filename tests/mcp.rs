@@ -65,7 +65,27 @@ fn python_sdk_sessions_share_one_cold_daemon() {
         assert_eq!(get("server")["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(
             get("tools"),
-            &serde_json::json!(["code_context", "code_expand", "fittok_status"])
+            &serde_json::json!([
+                "code_context",
+                "code_expand",
+                "fit_markdown",
+                "fittok_status"
+            ])
+        );
+        assert_eq!(get("fit")["error"], false, "{}", get("fit"));
+        assert!(
+            get("fit")["root"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("→ [guide_{tag}/")),
+            "{}",
+            get("fit")
+        );
+        assert!(
+            get("fit")["text"]
+                .as_str()
+                .unwrap()
+                .contains("original kept as")
         );
         let first = get("context");
         assert_eq!(first["error"], false, "{first}");
@@ -97,7 +117,7 @@ fn python_sdk_sessions_share_one_cold_daemon() {
                 .contains("RATES.get(country")
         );
         assert!(get("status")["text"].as_str().unwrap().contains("nodes"));
-        for bad in ["bad_repo", "bad_id", "empty"] {
+        for bad in ["bad_repo", "bad_id", "empty", "bad_fit"] {
             assert_eq!(get(bad)["error"], true, "{bad}: {}", get(bad));
         }
         assert!(
@@ -152,7 +172,7 @@ fn inspector_cli_lists_and_calls_tools() {
         serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("inspector JSON")
     };
     let list = run(&["--method", "tools/list"]);
-    assert_eq!(list["tools"].as_array().unwrap().len(), 3, "{list}");
+    assert_eq!(list["tools"].as_array().unwrap().len(), 4, "{list}");
     let repo_arg = format!("repo={}", repo.path().display());
     let call = run(&[
         "--method",
@@ -259,7 +279,12 @@ fn hook_gives_context_for_code_questions_only_and_never_blocks() {
 
 fn ok_daemon(env: &DaemonEnv) {
     let out = env.fittok(&["daemon", "start"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{}\nlog:\n{}",
+        stderr(&out),
+        env.log()
+    );
 }
 
 #[test]

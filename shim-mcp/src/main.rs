@@ -41,6 +41,24 @@ struct ContextArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+struct FitArgs {
+    /// Absolute path of a Markdown document to fit in place.
+    path: String,
+    /// 1 (structure), 1.5 (code first), 2 (lexical teasers), 2.5 (fitted to `query`).
+    #[serde(default)]
+    level: Option<f32>,
+    /// Level 2.5: the task the tree is fitted to.
+    #[serde(default)]
+    query: Option<String>,
+    /// Root token threshold (default 3000).
+    #[serde(default)]
+    soft_threshold: Option<u32>,
+    /// Plan only, write nothing.
+    #[serde(default)]
+    dry_run: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct ExpandArgs {
     /// Ids from an earlier answer: `path#Qualified.name`, `path:10-40`, or `path`.
     ids: Vec<String>,
@@ -261,6 +279,43 @@ impl Shim {
             .await
         {
             Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(r.text)])),
+            Err(e) => tool_error(e),
+        }
+    }
+
+    #[tool(
+        description = "Split a large Markdown document into a Fitted Information Tree in place: a root under the token threshold linking to subdocuments (→ [doc/x.md](doc/x.md) (~N tokens)), losing nothing; the original is kept as doc.unfit.md. Read the root, then only the subdocuments the task needs."
+    )]
+    async fn fit_markdown(
+        &self,
+        Parameters(args): Parameters<FitArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let path = PathBuf::from(&args.path);
+        if !path.is_absolute() || !path.is_file() {
+            return tool_error(format!(
+                "{} is not an existing absolute path to a Markdown file",
+                args.path
+            ));
+        }
+        let req = fittok_client::v1::FitRequest {
+            path: args.path.clone(),
+            action: "generate".into(),
+            level: args.level.unwrap_or(1.0),
+            soft_threshold: args.soft_threshold.unwrap_or(0),
+            query: args.query.unwrap_or_default(),
+            dry_run: args.dry_run.unwrap_or(false),
+            ..Default::default()
+        };
+        match self
+            .call(|mut c| {
+                let req = req.clone();
+                async move { c.fit(req).await }
+            })
+            .await
+        {
+            Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(
+                fittok_client::cli::fit_text("generate", &r),
+            )])),
             Err(e) => tool_error(e),
         }
     }

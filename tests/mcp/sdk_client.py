@@ -45,6 +45,14 @@ async def session(server, repo, out, tag):
             out[f"{tag}_bad_repo"] = {"error": bad.isError, "text": text_of(bad)}
             bad_id = await s.call_tool("code_expand", {"ids": ["nope.py#missing"]})
             out[f"{tag}_bad_id"] = {"error": bad_id.isError, "text": text_of(bad_id)}
+            doc = os.path.join(repo, f"GUIDE_{tag}.md")
+            with open(doc, "w") as fh:
+                for i in range(12):
+                    fh.write(f"## Chapter {i}\n\n" + "".join(f"Line {k} of chapter {i} with words.\n" for k in range(120)) + "\n")
+            fit = await s.call_tool("fit_markdown", {"path": doc, "soft_threshold": 2000})
+            out[f"{tag}_fit"] = {"error": fit.isError, "text": text_of(fit), "root": open(doc).read()[:3000]}
+            bad_fit = await s.call_tool("fit_markdown", {"path": "relative.md"})
+            out[f"{tag}_bad_fit"] = {"error": bad_fit.isError, "text": text_of(bad_fit)}
             empty = await s.call_tool("code_context", {"question": "  "})
             out[f"{tag}_empty"] = {"error": empty.isError, "text": text_of(empty)}
             # Warm tool-call latency.
