@@ -1,4 +1,4 @@
-//! `fittok-mcp`: an MCP stdio server with three tools that forward to `fittokd`.
+//! `fittok-mcp`: an MCP stdio server whose tools forward to `fittokd`.
 //!
 //! It answers `initialize` and `tools/list` at once, whatever the daemon's state: the daemon
 //! is reached (and started if needed) in the background and on the first tool call. Every
