@@ -18,6 +18,11 @@ struct Server {
 }
 
 fn serve(script: Script) -> Server {
+    serve_with(move |_| script.clone())
+}
+
+/// A server whose reply depends on the request body.
+fn serve_with(reply: impl Fn(&str) -> Script + Send + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests: Arc<Mutex<Vec<_>>> = Arc::default();
@@ -45,9 +50,9 @@ fn serve(script: Script) -> Server {
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
             let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
-            log.lock()
-                .unwrap()
-                .push((path, headers, String::from_utf8_lossy(&body).into_owned()));
+            let body = String::from_utf8_lossy(&body).into_owned();
+            let script = reply(&body);
+            log.lock().unwrap().push((path, headers, body));
             let mut stream = stream;
             for piece in &script {
                 if stream.write_all(piece.as_bytes()).is_err() {
@@ -368,4 +373,122 @@ fn ctrl_c_stops_the_stream_cleanly() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("first words"), "{}", stdout(&out));
     assert!(stderr(&out).contains("interrupted"));
+}
+
+#[test]
+fn fit_levels_three_and_up_use_the_model_for_summaries_and_placement() {
+    let env = DaemonEnv::new("llm-fit");
+    let dir = TempRepo::new("llm-fit");
+    let mut doc = String::from("# Manual\n\nIntro.\n\n");
+    for (i, t) in ["Install", "Configure", "Deploy", "Troubleshoot"]
+        .iter()
+        .enumerate()
+    {
+        doc.push_str(&format!("## {t}\n\nAbout {t}.\n\n"));
+        for k in 0..70 {
+            doc.push_str(&format!(
+                "Step {k} of section {i} explains one more detail of {t}.\n"
+            ));
+        }
+        doc.push('\n');
+    }
+    dir.write("MANUAL.md", &doc);
+    let path = dir.path().join("MANUAL.md");
+    // Ranking requests get "Troubleshoot first"; everything else a summary naming the section.
+    let server = serve_with(|body| {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let user = v["messages"][1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        if user.contains("Rank these sections") {
+            openai_ok(&["[3, 0]"])
+        } else if let Some(t) = ["Install", "Configure", "Deploy", "Troubleshoot"]
+            .iter()
+            .find(|t| user.starts_with(&format!("## {t}")))
+        {
+            openai_ok(&["How to ", t, " the product, step by step."])
+        } else {
+            openai_ok(&["OK"])
+        }
+    });
+    let base = format!("{}/v1", server.url);
+    let out = env
+        .cmd("fittok")
+        .args([
+            "fit",
+            "generate",
+            "--level",
+            "3",
+            "--soft-threshold",
+            "1500",
+            "--llm-base-url",
+            &base,
+            "--llm-model",
+            "tiny",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        root.contains("Summary: How to Configure the product, step by step."),
+        "{root}"
+    );
+    // The model ranked Troubleshoot first: it stays inline, others are linked.
+    assert!(root.contains("Step 5 of section 3"), "{root}");
+    assert!(root.contains("→ [manual/configure.md]"), "{root}");
+    let reqs = server.requests.lock().unwrap();
+    assert!(
+        reqs.iter()
+            .all(|(p, _, b)| p == "/v1/chat/completions" && b.contains("\"model\":\"tiny\""))
+    );
+    drop(reqs);
+    // No endpoint: say so, write nothing.
+    let dir2 = TempRepo::new("llm-fit-none");
+    dir2.write("MANUAL.md", &doc);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = env
+        .cmd("fittok")
+        .args([
+            "fit",
+            "generate",
+            "--level",
+            "3.5",
+            "--query",
+            "fix a failed deploy",
+            "--llm-base-url",
+            &format!("http://127.0.0.1:{port}/v1"),
+        ])
+        .arg(dir2.path().join("MANUAL.md"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no LLM endpoint answers"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir2.path().join("MANUAL.md")).unwrap(),
+        doc
+    );
+    assert!(!dir2.path().join("manual").exists() && !dir2.path().join("manual.unfit.md").exists());
+    // Level 3 without an endpoint is a clear usage error.
+    let out = env
+        .cmd("fittok")
+        .args(["fit", "generate", "--level", "3"])
+        .arg(dir2.path().join("MANUAL.md"))
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("need an LLM endpoint"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -42,6 +42,12 @@ pub struct FitArgs {
     /// Print the planned files and sizes; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Levels 3-4 (3 LLM summaries and placement, 3.5 fitted to --query, 4 fitted to the
+    /// task in --query): an OpenAI-compatible endpoint, e.g. http://localhost:8080/v1.
+    #[arg(long, env = "FITTOK_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    #[arg(long, env = "FITTOK_LLM_MODEL")]
+    pub llm_model: Option<String>,
 }
 
 impl FitArgs {
@@ -64,6 +70,8 @@ impl FitArgs {
             estimator: self.estimator.clone(),
             query: self.query.clone().unwrap_or_default(),
             dry_run: self.dry_run,
+            llm_base_url: self.llm_base_url.clone().unwrap_or_default(),
+            llm_model: self.llm_model.clone().unwrap_or_default(),
         })
     }
 }

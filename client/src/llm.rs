@@ -97,13 +97,22 @@ impl Provider {
         }
     }
 
-    fn request(&self, question: &str, code: &str) -> (String, serde_json::Value) {
-        let user = format!("Question: {question}\n\n{code}");
+    /// An OpenAI-compatible endpoint named explicitly (FIT's LLM levels).
+    pub fn openai_compatible(base_url: &str, model: &str, key: Option<String>) -> Provider {
+        Provider {
+            api: Api::OpenAi,
+            base_url: base_url.trim_end_matches('/').into(),
+            key,
+            model: model.into(),
+        }
+    }
+
+    fn request(&self, system: &str, user: &str) -> (String, serde_json::Value) {
         match self.api {
             Api::Anthropic => (
                 format!("{}/v1/messages", self.base_url),
                 serde_json::json!({
-                    "model": self.model, "max_tokens": 2048, "stream": true, "system": SYSTEM,
+                    "model": self.model, "max_tokens": 2048, "stream": true, "system": system,
                     "messages": [{"role": "user", "content": user}],
                 }),
             ),
@@ -111,20 +120,41 @@ impl Provider {
                 format!("{}/chat/completions", self.base_url),
                 serde_json::json!({
                     "model": self.model, "stream": true,
-                    "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
                 }),
             ),
         }
     }
 
-    /// Streams the answer into `out`; returns when the model has finished.
+    /// Streams the answer to a question about `code` into `out`; returns when the model has
+    /// finished.
     pub async fn answer(
         &self,
         question: &str,
         code: &str,
         out: &mut impl Write,
     ) -> Result<(), LlmError> {
-        let (url, body) = self.request(question, code);
+        self.stream_chat(SYSTEM, &format!("Question: {question}\n\n{code}"), out)
+            .await?;
+        let _ = out.write_all(b"\n");
+        Ok(())
+    }
+
+    /// The model's whole reply to one system + user exchange.
+    pub async fn chat(&self, system: &str, user: &str) -> Result<String, LlmError> {
+        let mut out = Vec::new();
+        self.stream_chat(system, user, &mut out).await?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Streams the reply into `out` as it arrives.
+    pub async fn stream_chat(
+        &self,
+        system: &str,
+        user: &str,
+        out: &mut impl Write,
+    ) -> Result<(), LlmError> {
+        let (url, body) = self.request(system, user);
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
@@ -198,7 +228,6 @@ impl Provider {
         if !finished {
             return Err(LlmError::Dropped);
         }
-        let _ = out.write_all(b"\n");
         Ok(())
     }
 

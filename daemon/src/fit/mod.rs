@@ -86,6 +86,15 @@ impl Default for FitOptions {
     }
 }
 
+/// A language model's judgement, for levels 3–4: a summary of a section, and which sections
+/// matter most (for the reader, or for a task).
+pub trait Advisor: Sync {
+    /// One or two sentences saying what `section` holds.
+    fn summary(&self, section: &str) -> Result<String, String>;
+    /// Indices of `sections` (title and opening line each), most important first.
+    fn importance(&self, sections: &[String], task: Option<&str>) -> Result<Vec<usize>, String>;
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     #[error("{path}: {source}")]
@@ -97,10 +106,12 @@ pub enum FitError {
     NotUtf8(PathBuf),
     #[error("soft threshold {soft} must be positive and at most the hard threshold {hard}")]
     Thresholds { soft: usize, hard: usize },
-    #[error(
-        "level {0} is not one of 1, 1.5, 2, 2.5 (levels 3-4 need an LLM endpoint, not built yet)"
-    )]
+    #[error("level {0} is not one of 1, 1.5, 2, 2.5, 3, 3.5, 4")]
     Level(f32),
+    #[error("levels 3-4 need an LLM endpoint: pass --llm-base-url (and --llm-model)")]
+    NoAdvisor,
+    #[error("the LLM failed, nothing written: {0}")]
+    Llm(String),
 }
 
 /// One file of a tree.
@@ -156,7 +167,7 @@ fn check(opts: &FitOptions) -> Result<(), FitError> {
             hard: opts.hard,
         });
     }
-    if ![1.0, 1.5, 2.0, 2.5].contains(&opts.level) {
+    if ![1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0].contains(&opts.level) {
         return Err(FitError::Level(opts.level));
     }
     Ok(())
@@ -180,13 +191,39 @@ fn is_fitted(text: &str, dir: &Path, stem: &str) -> bool {
 
 /// Plans the tree of `text` (the document named `file_name`) without touching the disk.
 pub fn plan(text: &str, file_name: &str, opts: &FitOptions) -> Result<Vec<FitFile>, FitError> {
+    plan_with(text, file_name, opts, None)
+}
+
+/// Plans with a language model's advice (levels 3–4 require one).
+pub fn plan_with(
+    text: &str,
+    file_name: &str,
+    opts: &FitOptions,
+    advisor: Option<&dyn Advisor>,
+) -> Result<Vec<FitFile>, FitError> {
     check(opts)?;
-    Ok(split::Planner::new(text, opts).run(file_name, &stem_of(file_name)))
+    if opts.level >= 3.0 && advisor.is_none() {
+        return Err(FitError::NoAdvisor);
+    }
+    split::Planner::new(text, opts, advisor)
+        .run(file_name, &stem_of(file_name))
+        .map_err(FitError::Llm)
 }
 
 /// Fits the document at `path` in place: root at the same path, subdocuments in the folder
 /// beside it, the original kept once as `<name>.unfit.md`. With `dry_run`, writes nothing.
 pub fn generate(path: &Path, opts: &FitOptions, dry_run: bool) -> Result<FitReport, FitError> {
+    generate_with(path, opts, dry_run, None)
+}
+
+/// `generate` with a language model's advice (levels 3–4). When the model fails, nothing is
+/// written.
+pub fn generate_with(
+    path: &Path,
+    opts: &FitOptions,
+    dry_run: bool,
+    advisor: Option<&dyn Advisor>,
+) -> Result<FitReport, FitError> {
     check(opts)?;
     let io = |source| FitError::Io {
         path: path.to_path_buf(),
@@ -217,7 +254,7 @@ pub fn generate(path: &Path, opts: &FitOptions, dry_run: bool) -> Result<FitRepo
     if tokens <= opts.soft {
         return Ok(unchanged_report("fits as it is"));
     }
-    let files = plan(&text, &file_name, opts)?;
+    let files = plan_with(&text, &file_name, opts, advisor)?;
     let mut report = FitReport {
         root: path.to_path_buf(),
         files,

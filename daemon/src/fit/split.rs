@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::scan::{Line, scan};
-use super::{FitFile, FitOptions, thousands};
+use super::{Advisor, FitFile, FitOptions, thousands};
 
 /// Deepest recursion; each level strictly shrinks the text, this only bounds pathologies.
 const MAX_DEPTH: usize = 24;
@@ -23,6 +23,9 @@ pub struct Planner<'a> {
     /// Document frequency of words over sections, for level-2 teasers.
     idf: HashMap<String, f32>,
     query_terms: Vec<String>,
+    advisor: Option<&'a dyn Advisor>,
+    /// The first error the advisor gave: the plan fails with it.
+    advice_error: Option<String>,
 }
 
 /// A section: lines `start..end`, opened by a heading of `level` spanning `head` lines.
@@ -71,7 +74,7 @@ fn join(lines: &[Line]) -> String {
 }
 
 impl<'a> Planner<'a> {
-    pub fn new(text: &str, opts: &'a FitOptions) -> Planner<'a> {
+    pub fn new(text: &str, opts: &'a FitOptions, advisor: Option<&'a dyn Advisor>) -> Planner<'a> {
         let crlf = text.contains("\r\n");
         let text = text.replace("\r\n", "\n");
         let query_terms = opts.query.as_deref().map(|q| words(q)).unwrap_or_default();
@@ -83,6 +86,23 @@ impl<'a> Planner<'a> {
             taken: HashMap::new(),
             idf: HashMap::new(),
             query_terms,
+            advisor: advisor.filter(|_| opts.level >= 3.0),
+            advice_error: None,
+        }
+    }
+
+    /// The advisor's answer, remembering its first failure.
+    fn advise<T>(&mut self, ask: impl FnOnce(&dyn Advisor) -> Result<T, String>) -> Option<T> {
+        let advisor = self.advisor?;
+        if self.advice_error.is_some() {
+            return None;
+        }
+        match ask(advisor) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.advice_error = Some(e);
+                None
+            }
         }
     }
 
@@ -102,8 +122,8 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Plans the whole tree; the root comes first.
-    pub fn run(mut self, file_name: &str, stem: &str) -> Vec<FitFile> {
+    /// Plans the whole tree; the root comes first. Fails only when the advisor did.
+    pub fn run(mut self, file_name: &str, stem: &str) -> Result<Vec<FitFile>, String> {
         let text = std::mem::take(&mut self.text);
         self.learn_idf(&text);
         let root = self.node(&text, "", stem, 0);
@@ -113,7 +133,10 @@ impl<'a> Planner<'a> {
             text: self.out(&root),
         }];
         files.append(&mut self.files);
-        files
+        match self.advice_error {
+            Some(e) => Err(e),
+            None => Ok(files),
+        }
     }
 
     fn learn_idf(&mut self, text: &str) {
@@ -230,7 +253,16 @@ impl<'a> Planner<'a> {
     }
 
     /// The first paragraph of a section body, when short: kept beside the link.
-    fn teaser(&self, lines: &[Line], s: &Section) -> String {
+    fn teaser(&mut self, lines: &[Line], s: &Section) -> String {
+        if self.advisor.is_some() {
+            let text = join(&lines[s.start..s.end]);
+            if let Some(summary) = self.advise(|a| a.summary(&text)) {
+                let summary = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !summary.is_empty() {
+                    return format!("Summary: {summary}\n");
+                }
+            }
+        }
         let body = &lines[s.start + s.head..s.end];
         if self.opts.level >= 2.0 {
             if let Some(t) = self.lexical_teaser(body) {
@@ -353,6 +385,37 @@ impl<'a> Planner<'a> {
             .collect();
         let full_tokens: Vec<usize> = full.iter().map(|t| self.est(t)).collect();
         let teasers: Vec<String> = sections.iter().map(|s| self.teaser(lines, s)).collect();
+        // Levels 3–4: the model says which sections matter most; they stay nearest the root.
+        let advised: Vec<f32> = {
+            let briefs: Vec<String> = sections
+                .iter()
+                .map(|s| {
+                    let first = lines[s.start + s.head..s.end]
+                        .iter()
+                        .find(|l| !l.blank)
+                        .map_or("", |l| l.text.trim());
+                    format!(
+                        "{} — {}",
+                        s.title,
+                        first.chars().take(120).collect::<String>()
+                    )
+                })
+                .collect();
+            let task = self.opts.query.clone();
+            let order = if self.advisor.is_some() {
+                self.advise(|a| a.importance(&briefs, task.as_deref()))
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let mut p = vec![0.0; sections.len()];
+            for (rank, &i) in order.iter().enumerate() {
+                if let Some(slot) = p.get_mut(i) {
+                    *slot = (slot as &f32).max(1.0 - rank as f32 / order.len().max(1) as f32);
+                }
+            }
+            p
+        };
         // A linked section in the parent: heading, teaser, link (annotation ~ 30 characters).
         let linked: Vec<String> = sections
             .iter()
@@ -390,7 +453,10 @@ impl<'a> Planner<'a> {
         let mut inline = vec![false; sections.len()];
         let mut order: Vec<usize> = (0..sections.len()).collect();
         let prio: Vec<f32> = (0..sections.len())
-            .map(|i| self.priority(&full[i], &lines[sections[i].start..sections[i].end]))
+            .map(|i| {
+                self.priority(&full[i], &lines[sections[i].start..sections[i].end])
+                    + 10.0 * advised[i]
+            })
             .collect();
         order.sort_by(|&a, &b| {
             prio[b]

@@ -404,3 +404,64 @@ fn generate_writes_once_and_is_idempotent() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+struct FakeAdvisor {
+    fail: bool,
+}
+
+impl Advisor for FakeAdvisor {
+    fn summary(&self, section: &str) -> Result<String, String> {
+        if self.fail {
+            return Err("endpoint gone".into());
+        }
+        Ok(format!(
+            "Covers {}.",
+            section
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('#')
+                .trim()
+        ))
+    }
+    fn importance(&self, sections: &[String], _task: Option<&str>) -> Result<Vec<usize>, String> {
+        Ok((0..sections.len()).rev().collect())
+    }
+}
+
+#[test]
+fn llm_levels_add_summaries_keep_the_invariants_and_fail_whole() {
+    let doc = [
+        "# Doc\n\n".to_string(),
+        section("Alpha", 30, None),
+        section("Beta", 30, None),
+        section("Gamma", 30, None),
+        section("Delta", 30, None),
+    ]
+    .concat();
+    let mut o = opts(700, 1400);
+    o.level = 3.0;
+    o.inline_threshold = 0;
+    assert!(matches!(plan(&doc, "DOC.md", &o), Err(FitError::NoAdvisor)));
+    let files = plan_with(&doc, "DOC.md", &o, Some(&FakeAdvisor { fail: false })).unwrap();
+    assert!(
+        files[0].text.contains("Summary: Covers Alpha."),
+        "{}",
+        files[0].text
+    );
+    // Ranked last-first by the advisor: Delta stays inline, Alpha is linked.
+    assert!(
+        inlined(&files, "Delta") && !inlined(&files, "Alpha"),
+        "{}",
+        files[0].text
+    );
+    let rebuilt = reconstruct(&files, "DOC.md");
+    let mut it = rebuilt.iter();
+    for l in doc.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(it.any(|r| r == l.trim_end()), "lost or reordered: {l:?}");
+    }
+    assert!(matches!(
+        plan_with(&doc, "DOC.md", &o, Some(&FakeAdvisor { fail: true })),
+        Err(FitError::Llm(_))
+    ));
+}

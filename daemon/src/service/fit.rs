@@ -2,7 +2,86 @@
 
 use fittok_proto::v1::{FitFileInfo, FitReply, FitRequest, MapRequest};
 
-use crate::fit::{self, Estimator, FitOptions, Verdict};
+use crate::fit::{self, Advisor, Estimator, FitOptions, Verdict};
+use fittok_client::llm::Provider;
+
+/// Levels 3–4: a model behind an OpenAI-compatible endpoint, asked synchronously from the
+/// blocking pool (or from `fittokd fit`, which has no runtime of its own).
+struct LlmAdvisor {
+    provider: Provider,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl LlmAdvisor {
+    fn new(base_url: &str, model: &str) -> Result<LlmAdvisor, String> {
+        let key = std::env::var("FITTOK_LLM_API_KEY")
+            .or_else(|_| std::env::var("OPENAI_API_KEY"))
+            .ok()
+            .filter(|k| !k.trim().is_empty());
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(_) => None,
+            Err(_) => Some(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        let model = if model.is_empty() { "default" } else { model };
+        Ok(LlmAdvisor {
+            provider: Provider::openai_compatible(base_url, model, key),
+            runtime,
+        })
+    }
+
+    fn ask(&self, system: &str, user: &str) -> Result<String, String> {
+        let fut = self.provider.chat(system, user);
+        let reply = match &self.runtime {
+            Some(rt) => rt.block_on(fut),
+            None => tokio::runtime::Handle::current().block_on(fut),
+        };
+        reply.map_err(|e| e.to_string())
+    }
+}
+
+impl Advisor for LlmAdvisor {
+    fn summary(&self, section: &str) -> Result<String, String> {
+        let text: String = section.chars().take(12_000).collect();
+        self.ask(
+            "You summarise one section of a Markdown document for a reader deciding whether to open it. Reply with one or two plain sentences saying what the section contains; no preamble, no Markdown.",
+            &text,
+        )
+    }
+
+    fn importance(&self, sections: &[String], task: Option<&str>) -> Result<Vec<usize>, String> {
+        let list: String = sections
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{i}. {s}\n"))
+            .collect();
+        let goal = match task {
+            Some(t) => format!("for this task: {t}"),
+            None => "for a reader new to the document".to_string(),
+        };
+        let reply = self.ask(
+            "You rank the sections of a Markdown document by how important they are. Reply with a JSON array of section numbers, most important first, and nothing else.",
+            &format!("Rank these sections {goal}.\n\n{list}"),
+        )?;
+        let start = reply
+            .find('[')
+            .ok_or_else(|| format!("no ranking in the reply: {reply:?}"))?;
+        let end = reply
+            .rfind(']')
+            .ok_or_else(|| format!("no ranking in the reply: {reply:?}"))?;
+        let order: Vec<usize> = serde_json::from_str::<Vec<serde_json::Value>>(&reply[start..=end])
+            .map_err(|e| format!("unreadable ranking {reply:?}: {e}"))?
+            .iter()
+            .filter_map(|v| v.as_u64().map(|n| n as usize))
+            .filter(|&i| i < sections.len())
+            .collect();
+        Ok(order)
+    }
+}
 
 /// Options from a request; zero fields take the defaults.
 pub fn options(req: &FitRequest) -> Result<FitOptions, String> {
@@ -61,7 +140,29 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
             });
         }
         "generate" | "" => {
-            let report = fit::generate(path, &opts, req.dry_run).map_err(|e| e.to_string())?;
+            let advisor = if opts.level >= 3.0 {
+                if req.llm_base_url.is_empty() {
+                    return Err(fit::FitError::NoAdvisor.to_string());
+                }
+                let advisor = LlmAdvisor::new(&req.llm_base_url, &req.llm_model)?;
+                // Say so before anything is planned or written when no endpoint answers.
+                advisor.ask("Reply with OK.", "OK?").map_err(|e| {
+                    format!(
+                        "no LLM endpoint answers at {}: {e}; nothing written",
+                        req.llm_base_url
+                    )
+                })?;
+                Some(advisor)
+            } else {
+                None
+            };
+            let report = fit::generate_with(
+                path,
+                &opts,
+                req.dry_run,
+                advisor.as_ref().map(|a| a as &dyn Advisor),
+            )
+            .map_err(|e| e.to_string())?;
             reply.unchanged = report.unchanged.unwrap_or_default().into();
             reply.backup = report
                 .backup
