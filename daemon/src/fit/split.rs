@@ -35,6 +35,7 @@ struct Section {
     end: usize,
     head: usize,
     title: String,
+    level: u8,
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -247,6 +248,7 @@ impl<'a> Planner<'a> {
                     1
                 },
                 title: heading_title(lines, s),
+                level: lines[s].heading.unwrap_or(level),
             })
             .collect();
         Some((preamble_end, sections))
@@ -257,7 +259,13 @@ impl<'a> Planner<'a> {
         if self.advisor.is_some() {
             let text = join(&lines[s.start..s.end]);
             if let Some(summary) = self.advise(|a| a.summary(&text)) {
-                let summary = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+                // One line, and never a fence opener: it would swallow the link after it.
+                let summary = summary
+                    .replace("```", "")
+                    .replace("~~~", "")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 if !summary.is_empty() {
                     return format!("Summary: {summary}\n");
                 }
@@ -529,6 +537,7 @@ impl<'a> Planner<'a> {
             .clamp(2, (room / link_cost).max(2))
             .min(sections.len());
         let target = total.div_ceil(groups);
+        let mut runs: Vec<(String, String, String)> = Vec::new();
         let mut out = preamble.to_string();
         if !out.is_empty() && !out.ends_with("\n\n") {
             out.push('\n');
@@ -554,8 +563,51 @@ impl<'a> Planner<'a> {
                 format!("{}--{}", cut(&a), cut(&b))
             };
             let _ = lines;
-            out.push_str(&self.child(&text, dir, stem, &name, depth));
+            // An inserted heading names the run and lists what it holds, so the root is an
+            // overview rather than a bare list of links (dropped again if it does not fit).
+            let (heading, titles) = if j - i > 1 {
+                let level = sections[i].level.clamp(1, 6) as usize;
+                let titles: Vec<&str> = sections[i..j].iter().map(|s| s.title.as_str()).collect();
+                let shown: Vec<&str> = titles.iter().take(12).copied().collect();
+                let more = if titles.len() > 12 {
+                    format!(" … ({} sections)", titles.len())
+                } else {
+                    String::new()
+                };
+                (
+                    format!(
+                        "{} {} … {}\n\n",
+                        "#".repeat(level),
+                        titles[0],
+                        titles[titles.len() - 1]
+                    ),
+                    format!("{}{more}\n\n", shown.join(" · ")),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            let link = self.child(&text, dir, stem, &name, depth);
+            runs.push((heading, titles, link));
             i = j;
+        }
+        // The fullest overview that fits: headings and titles, headings alone, links alone.
+        for detail in [2, 1, 0] {
+            let mut root = out.clone();
+            for (heading, titles, link) in &runs {
+                if detail >= 1 {
+                    root.push_str(heading);
+                }
+                if detail >= 2 {
+                    root.push_str(titles);
+                }
+                root.push_str(link);
+                if detail >= 1 {
+                    root.push('\n');
+                }
+            }
+            if detail == 0 || self.est(&root) <= self.opts.soft {
+                return root;
+            }
         }
         out
     }
@@ -666,9 +718,78 @@ impl<'a> Planner<'a> {
         if head > 0 {
             out.push('\n');
         }
-        for (k, p) in parts.iter().enumerate() {
-            out.push_str(&self.child(p, dir, stem, &format!("part-{}", k + 1), depth));
+        let links: Vec<String> = parts
+            .iter()
+            .enumerate()
+            .map(|(k, p)| self.child(p, dir, stem, &format!("part-{}", k + 1), depth))
+            .collect();
+        // Each part under an inserted heading naming how it begins, when that fits.
+        let level = lines
+            .first()
+            .and_then(|l| l.heading)
+            .filter(|_| head > 0)
+            .map_or(2, |h| (h + 1).min(6)) as usize;
+        // The text's opening block (often its table of contents) also stays in view, if small.
+        let opening = parts[0]
+            .split("\n\n")
+            .find(|b| !b.trim().is_empty())
+            .map(|b| format!("{}\n\n", b.trim_end()))
+            .filter(|b| self.est(b) <= self.opts.soft / 3)
+            // Plain text only: a fence or a link line copied here would swallow or fake the
+            // links that follow.
+            .filter(|b| {
+                scan(b)
+                    .iter()
+                    .all(|l| !l.in_fence && !l.link && l.heading.is_none() && !l.setext_underline)
+            })
+            .unwrap_or_default();
+        let mut titled = format!("{out}{opening}");
+        for (k, (p, link)) in parts.iter().zip(&links).enumerate() {
+            titled.push_str(&format!(
+                "{} {}\n\n{link}\n",
+                "#".repeat(level),
+                part_title(p, k)
+            ));
+        }
+        if self.est(&titled) <= self.opts.soft {
+            return titled;
+        }
+        for link in links {
+            out.push_str(&link);
         }
         out
+    }
+}
+
+/// How a part begins, as a heading: its first line with visible text (tags and Markdown marks
+/// removed), cut to 80 characters; `Part N` when there is none.
+fn part_title(part: &str, k: usize) -> String {
+    let visible = |line: &str| {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for c in line.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' if in_tag => in_tag = false,
+                _ if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out.trim_matches(|c: char| c.is_whitespace() || "#*_`>-|".contains(c))
+            .to_string()
+    };
+    let title = part
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```") && !l.trim_start().starts_with("~~~"))
+        .map(visible)
+        .find(|t| t.chars().any(char::is_alphanumeric))
+        .unwrap_or_default();
+    let cut: String = title.chars().take(80).collect();
+    if cut.is_empty() {
+        format!("Part {}", k + 1)
+    } else if cut.len() < title.len() {
+        format!("Part {}: {cut}…", k + 1)
+    } else {
+        format!("Part {}: {cut}", k + 1)
     }
 }
