@@ -7,6 +7,21 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
+
+/// `println!` that does not panic when stdout is gone (piped into `head`). SIGPIPE must stay
+/// ignored in this process: its default would kill the client when the daemon hangs up.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that does not panic when stdout is gone.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
 use fittok_client::v1::{
     ExpandRequest, ForgetRequest, IndexRequest, QueryRequest, ShutdownRequest, StatusRequest,
 };
@@ -195,18 +210,7 @@ fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-/// Piped into `head` and the like, stop quietly when the reader goes away (as Unix tools do)
-/// instead of failing on every write.
-fn default_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of one signal at startup, before any thread.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
 fn main() -> ExitCode {
-    default_sigpipe();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -312,7 +316,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     }
                 }
                 if p.phase == "ready" || p.phase == "done" {
-                    println!("{}", p.message);
+                    outln!("{}", p.message);
                 }
                 last_phase = p.phase;
             }
@@ -354,7 +358,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 })
                 .await?
                 .into_inner();
-            println!(
+            outln!(
                 "{} {}",
                 repo.display(),
                 if r.forgotten {
@@ -389,7 +393,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .unwrap_or_else(|| PathBuf::from(format!("{name}-graph.html")));
             std::fs::write(&out, &reply.html)
                 .map_err(|e| fail(1, format!("cannot write {}: {e}", out.display())))?;
-            println!("{} ({} nodes)", out.display(), reply.nodes);
+            outln!("{} ({} nodes)", out.display(), reply.nodes);
             if open {
                 let opener = if cfg!(target_os = "macos") {
                     "open"
@@ -431,7 +435,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 print_out(&reply.markdown);
             }
             for f in &reply.files {
-                println!("{:>8} tokens  {}", f.tokens, f.path);
+                outln!("{:>8} tokens  {}", f.tokens, f.path);
             }
         }
         Command::Fit { ref action } => {
@@ -444,7 +448,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
             let mut client = fittok_client::ensure(&opts).await?;
             let reply = client.fit(req.clone()).await?.into_inner();
-            print!("{}", fittok_client::cli::fit_text(&req.action, &reply));
+            out!("{}", fittok_client::cli::fit_text(&req.action, &reply));
             if req.action == "measure" {
                 let code = fittok_client::cli::measure_exit(&reply.verdict);
                 if code != 0 {
@@ -558,9 +562,11 @@ async fn daemon(opts: &DaemonOptions, action: &DaemonAction) -> Result<(), Failu
         DaemonAction::Start => {
             let mut client = fittok_client::ensure(opts).await?;
             let s = client.status(StatusRequest {}).await?.into_inner();
-            println!(
+            outln!(
                 "fittokd {} running, pid {}, socket {}",
-                s.version, s.pid, s.socket
+                s.version,
+                s.pid,
+                s.socket
             );
         }
         DaemonAction::Stop => stop(opts).await?,
@@ -568,7 +574,7 @@ async fn daemon(opts: &DaemonOptions, action: &DaemonAction) -> Result<(), Failu
             stop(opts).await?;
             let mut client = fittok_client::ensure(opts).await?;
             let s = client.status(StatusRequest {}).await?.into_inner();
-            println!("fittokd {} restarted, pid {}", s.version, s.pid);
+            outln!("fittokd {} restarted, pid {}", s.version, s.pid);
         }
         DaemonAction::Logs { lines } => {
             let path = fittok_proto::paths::log_path();
@@ -576,7 +582,7 @@ async fn daemon(opts: &DaemonOptions, action: &DaemonAction) -> Result<(), Failu
                 .map_err(|e| fail(1, format!("cannot read the log {}: {e}", path.display())))?;
             let all: Vec<&str> = text.lines().collect();
             for line in &all[all.len().saturating_sub(*lines)..] {
-                println!("{line}");
+                outln!("{line}");
             }
         }
     }
@@ -598,9 +604,9 @@ async fn stop(opts: &DaemonOptions) -> Result<(), Failure> {
             {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            println!("fittokd (pid {}) stopped", hello.pid);
+            outln!("fittokd (pid {}) stopped", hello.pid);
         }
-        Err(_) => println!("fittokd is not running"),
+        Err(_) => outln!("fittokd is not running"),
     }
     Ok(())
 }

@@ -239,13 +239,6 @@ fn main() -> anyhow::Result<()> {
             report_version,
         );
     }
-    // Piped into `head`, stop quietly when the reader goes away, as Unix tools do. Never in
-    // the daemon: a client hanging up must not kill it.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of one signal at startup, before any thread.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     tracing_subscriber::fmt()
         .with_env_filter(log_filter("warn"))
         .with_writer(std::io::stderr)
