@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fittok_e2e::{DaemonEnv, TempRepo, bin, stderr, stdout};
+use fittok_e2e::{DaemonEnv, TempRepo, bin, ok, stderr, stdout};
 
 fn repo() -> TempRepo {
     let repo = TempRepo::new("daemon");
@@ -25,15 +25,16 @@ fn repo() -> TempRepo {
     repo
 }
 
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        stdout(out),
-        stderr(out)
-    );
-    stdout(out)
+/// A short question about the fixture, answered through the daemon.
+fn assert_answers_vat(env: &DaemonEnv, repo: &TempRepo) {
+    let out = ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat rates",
+        "--budget",
+        "300",
+    ]));
+    assert!(out.contains("vat_for"), "{out}");
 }
 
 fn status_json(env: &DaemonEnv) -> serde_json::Value {
@@ -245,14 +246,7 @@ fn a_stale_socket_file_is_replaced() {
     drop(std::os::unix::net::UnixListener::bind(&env.socket).unwrap());
     assert!(env.socket.exists());
     let repo = repo();
-    let out = ok(&env.fittok(&[
-        "query",
-        repo.path().to_str().unwrap(),
-        "vat rates",
-        "--budget",
-        "300",
-    ]));
-    assert!(out.contains("vat_for"));
+    assert_answers_vat(&env, &repo);
     assert!(
         env.log().contains("stale socket file replaced"),
         "{}",
@@ -408,14 +402,7 @@ fn serves_through_a_listener_inherited_by_socket_activation() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let repo = repo();
-    let out = ok(&env.fittok(&[
-        "query",
-        repo.path().to_str().unwrap(),
-        "vat rates",
-        "--budget",
-        "300",
-    ]));
-    assert!(out.contains("vat_for"));
+    assert_answers_vat(&env, &repo);
     assert!(env.log().contains("from_manager=true"), "{}", env.log());
     let _ = child.kill();
     let _ = child.wait();

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fittok_e2e::{DaemonEnv, TempRepo, stderr, stdout};
+use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr, stdout};
 
 fn browser() -> PathBuf {
     ["chromium", "chromium-browser", "google-chrome"]
@@ -55,11 +55,6 @@ fn stats(page: &Path, hash: &str) -> serde_json::Value {
             )
         });
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
-}
-
-fn ok(out: &std::process::Output) -> String {
-    assert!(out.status.success(), "{}\n{}", stdout(out), stderr(out));
-    stdout(out)
 }
 
 #[test]

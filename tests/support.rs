@@ -64,6 +64,18 @@ pub fn run(name: &str, args: &[&str]) -> Output {
         .expect("run binary")
 }
 
+/// The stdout of a command that must have succeeded; on failure, everything it printed.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        stdout(out),
+        stderr(out)
+    );
+    stdout(out)
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -4,18 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use fittok_e2e::{DaemonEnv, TempRepo, stderr, stdout};
-
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status.code(),
-        stdout(out),
-        stderr(out)
-    );
-    stdout(out)
-}
+use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr};
 
 fn repo() -> TempRepo {
     let repo = TempRepo::new("watch");

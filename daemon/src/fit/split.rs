@@ -445,16 +445,7 @@ impl<'a> Planner<'a> {
         let base = self.est(&preamble);
         let all_linked: usize = base + linked_tokens.iter().sum::<usize>();
         if all_linked > soft && sections.len() > 2 {
-            return self.group(
-                lines,
-                &preamble,
-                sections,
-                &full,
-                &full_tokens,
-                dir,
-                stem,
-                depth,
-            );
+            return self.group(&preamble, sections, &full, &full_tokens, dir, stem, depth);
         }
         // Inline: preferred sections first, then the smallest, while the root stays under soft;
         // the inline threshold shrinks step by step if even that is too much.
@@ -515,7 +506,6 @@ impl<'a> Planner<'a> {
     #[allow(clippy::too_many_arguments)]
     fn group(
         &mut self,
-        lines: &[Line],
         preamble: &str,
         sections: &[Section],
         full: &[String],
@@ -562,7 +552,6 @@ impl<'a> Planner<'a> {
                 let cut = |s: &str| s.chars().take(24).collect::<String>();
                 format!("{}--{}", cut(&a), cut(&b))
             };
-            let _ = lines;
             // An inserted heading names the run and lists what it holds, so the root is an
             // overview rather than a bare list of links (dropped again if it does not fit).
             let (heading, titles) = if j - i > 1 {

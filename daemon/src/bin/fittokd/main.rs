@@ -23,28 +23,7 @@ struct Cli {
 enum Command {
     /// Run the daemon: serve the gRPC API on the local socket until idle, SIGTERM or a
     /// Shutdown call. Uses the listener inherited from systemd when LISTEN_FDS says so.
-    Serve {
-        /// Socket path (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock,
-        /// else run/fittokd.sock in the cache directory).
-        #[arg(long)]
-        socket: Option<PathBuf>,
-        /// Exit after this many seconds without calls; 0 = never.
-        #[arg(long, env = "FITTOK_IDLE_TIMEOUT", default_value_t = 1800)]
-        idle_timeout: u64,
-        /// Beyond this many MB of resident repositories (estimated), the least recently used
-        /// leave memory (their caches stay on disk).
-        #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB", default_value_t = 2048)]
-        memory_budget_mb: u64,
-        /// Rank without the embedding model (no model load, no background embedding).
-        #[arg(long)]
-        no_semantic: bool,
-        /// Watch resident repositories for changes; `false` checks before each answer instead.
-        #[arg(long, env = "FITTOK_AUTOWATCH", default_value_t = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
-        autowatch: bool,
-        /// Report this version to clients instead of the build's (for hand-over tests).
-        #[arg(long, hide = true)]
-        report_version: Option<String>,
-    },
+    Serve(ServeArgs),
     /// Parse a repository and print, per language: files parsed/skipped, nodes and edges by
     /// kind, resolution rate, parse time.
     Inspect {
@@ -106,6 +85,30 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<String>,
     },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Socket path (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock,
+    /// else run/fittokd.sock in the cache directory).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Exit after this many seconds without calls; 0 = never.
+    #[arg(long, env = "FITTOK_IDLE_TIMEOUT", default_value_t = 1800)]
+    idle_timeout: u64,
+    /// Beyond this many MB of resident repositories (estimated), the least recently used
+    /// leave memory (their caches stay on disk).
+    #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB", default_value_t = 2048)]
+    memory_budget_mb: u64,
+    /// Rank without the embedding model (no model load, no background embedding).
+    #[arg(long)]
+    no_semantic: bool,
+    /// Watch resident repositories for changes; `false` checks before each answer instead.
+    #[arg(long, env = "FITTOK_AUTOWATCH", default_value_t = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    autowatch: bool,
+    /// Report this version to clients instead of the build's (for hand-over tests).
+    #[arg(long, hide = true)]
+    report_version: Option<String>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -179,14 +182,15 @@ fn init_daemon_log() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn serve(
-    socket: Option<PathBuf>,
-    idle_timeout: u64,
-    memory_budget_mb: u64,
-    no_semantic: bool,
-    autowatch: bool,
-    report_version: Option<String>,
-) -> anyhow::Result<()> {
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let ServeArgs {
+        socket,
+        idle_timeout,
+        memory_budget_mb,
+        no_semantic,
+        autowatch,
+        report_version,
+    } = args;
     init_daemon_log()?;
     // One thread for the background embedder leaves the other core to queries.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
@@ -221,30 +225,15 @@ fn serve(
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    if let Command::Serve {
-        socket,
-        idle_timeout,
-        memory_budget_mb,
-        no_semantic,
-        autowatch,
-        report_version,
-    } = cli.command
-    {
-        return serve(
-            socket,
-            idle_timeout,
-            memory_budget_mb,
-            no_semantic,
-            autowatch,
-            report_version,
-        );
+    if let Command::Serve(args) = cli.command {
+        return serve(args);
     }
     tracing_subscriber::fmt()
         .with_env_filter(log_filter("warn"))
         .with_writer(std::io::stderr)
         .init();
     match cli.command {
-        Command::Serve { .. } => unreachable!("handled above"),
+        Command::Serve(_) => unreachable!("handled above"),
         Command::Inspect {
             path,
             json,
