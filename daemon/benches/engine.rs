@@ -85,6 +85,24 @@ fn main() {
         tm.embedded as f64 / tm.embed.as_secs_f64().max(1e-9),
         engine.semantic_coverage() * 100.0
     );
+    // A new question costs one forward pass (the daemon's recent-question cache is bypassed by
+    // making every question distinct).
+    if let Ok(embedder) =
+        fittok_engine::embed::model_dir().and_then(|dir| fittok_engine::embed::Embedder::load(&dir))
+    {
+        let mut times = Vec::new();
+        for i in 0..100 {
+            let q = format!("{} (variant {i})", questions[i % questions.len()]);
+            let t = Instant::now();
+            if embedder.embed_question(&q).is_ok() {
+                times.push(ms(t.elapsed()));
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        if let Some(p50) = times.get(times.len() / 2) {
+            println!("question embedding (100 new questions): p50 {p50:.1} ms");
+        }
+    }
     let mut lat = Vec::new();
     for q in &questions {
         for budget in [0, 1500, 4000, 8000, 16000] {

@@ -78,6 +78,8 @@ pub struct Engine {
     pub repo: RepoGraph,
     pub sources: Sources,
     pub index: Index,
+    /// Line starts per file, filled as answers need them.
+    lines: crate::render::block::LineIndex,
     pub timings: IndexTimings,
     semantic: Option<Semantic>,
     /// Why semantic ranking is off, in one line (partial coverage is reported from the index).
@@ -159,6 +161,7 @@ impl Engine {
         )?;
         let (index, timings) = lexical(&repo, &sources, progress);
         Ok(Engine {
+            lines: crate::render::block::LineIndex::new(sources.len()),
             repo,
             sources,
             index,
@@ -251,6 +254,7 @@ impl Engine {
         });
         Ok(Engine {
             boilerplate: crate::question::Boilerplate::load(&repo.root),
+            lines: crate::render::block::LineIndex::new(sources.len()),
             repo,
             sources,
             index,
@@ -451,7 +455,15 @@ impl Engine {
         let mut best: Option<Answer> = None;
         let mut over: Option<Answer> = None;
         for _ in 0..5 {
-            let selection = select(g, &self.sources, &ranked, code_budget, q.encoding, &terms);
+            let selection = select(
+                g,
+                &self.sources,
+                &self.lines,
+                &ranked,
+                code_budget,
+                q.encoding,
+                &terms,
+            );
             let a = answer(RenderInput {
                 g,
                 sources: &self.sources,

@@ -6,9 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 /// sentence-transformers' `max_seq_length` for this model.
@@ -36,13 +35,39 @@ impl From<candle_core::Error> for EmbedError {
 }
 
 pub struct Embedder {
-    model: BertModel,
+    model: bert::Bert,
     tokenizer: Tokenizer,
     device: Device,
     /// Recent questions' vectors: an agent re-asks with another budget or after expanding,
     /// and a question costs a full forward pass (~15 ms on 2 cores).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
+    /// Separate rayon pools for questions and for batches: candle's ops hand work to the
+    /// current pool, so a question never queues behind a background batch. Questions get two
+    /// threads (a dozen tokens is a matrix-vector product bound by reading 42 MB of weights;
+    /// two cores read faster), batches one (the background embedder leaves a core free).
+    question_pool: Option<rayon::ThreadPool>,
+    batch_pool: Option<rayon::ThreadPool>,
 }
+
+fn thread_pool(name: &'static str, threads: usize) -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |_| name.to_string())
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "no embedding thread pool; using the global one"))
+        .ok()
+}
+
+fn in_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
+/// Threads embedding one question (candle splits its matrix products over the pool only
+/// when `RAYON_NUM_THREADS` is above 1; fittokd sets it to this).
+pub const QUESTION_THREADS: usize = 2;
 
 /// Questions whose vectors are kept.
 const RECENT_QUESTIONS: usize = 64;
@@ -78,7 +103,7 @@ impl Embedder {
         };
         let config = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| err(format!("config.json: {e}")))?;
-        let config: Config =
+        let config: bert::Config =
             serde_json::from_str(&config).map_err(|e| err(format!("config.json: {e}")))?;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| err(format!("tokenizer.json: {e}")))?;
@@ -99,12 +124,14 @@ impl Embedder {
         // concurrent external truncation is outside what any mmap user can defend against.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }
             .map_err(|e| err(format!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config).map_err(|e| err(e.to_string()))?;
+        let model = bert::Bert::load(vb, &config).map_err(|e| err(e.to_string()))?;
         Ok(Embedder {
             model,
             tokenizer,
             device,
             recent: Default::default(),
+            question_pool: thread_pool("fittok-embed-question", QUESTION_THREADS),
+            batch_pool: thread_pool("fittok-embed-batch", 1),
         })
     }
 
@@ -115,10 +142,11 @@ impl Embedder {
                 return Ok(v.clone());
             }
         }
-        let v = self
-            .embed(&[question.to_string()])?
-            .pop()
-            .ok_or_else(|| EmbedError::Compute("no vector for the question".into()))?;
+        let v = in_pool(&self.question_pool, || {
+            self.embed_in_place(&[question.to_string()])
+        })?
+        .pop()
+        .ok_or_else(|| EmbedError::Compute("no vector for the question".into()))?;
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= RECENT_QUESTIONS {
                 recent.pop_front();
@@ -130,6 +158,11 @@ impl Embedder {
 
     /// Embeds texts; returns one unit vector of [`DIM`] floats per text, in order.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        in_pool(&self.batch_pool, || self.embed_in_place(texts))
+    }
+
+    /// [`Embedder::embed`] on the calling thread's rayon pool.
+    fn embed_in_place(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         let encodings = self
             .tokenizer
@@ -184,17 +217,9 @@ impl Embedder {
                 mask.push(e_mask.get(i).copied().unwrap_or(0));
             }
         }
-        let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
-        let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over real tokens, then L2 normalisation.
-        let mask_f = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?;
-        let counts = mask_f.sum(1)?.clamp(1e-9, f64::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        let unit = mean.broadcast_div(&norm)?;
+        let (ids, mask) = bert::inputs(ids, mask, n, len, &self.device)?;
+        let hidden = self.model.forward(&ids, &mask)?;
+        let unit = bert::pool(&hidden, &mask)?;
         Ok(unit.to_vec2::<f32>()?)
     }
 }
@@ -206,6 +231,7 @@ fn real_len(e: &tokenizers::Encoding) -> usize {
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
+mod bert;
 pub mod semantic;
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub struct Index {
     pub pagerank: Vec<f32>,
     /// The graph's semantic edges (calls, references, inheritance) in both directions: the
     /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
-    pub walk_edges: Vec<(u32, u32)>,
+    pub walk: pagerank::Walk,
 }
 
 /// A node's own text: its source, with the bodies of member definitions cut out (a class is
@@ -121,14 +121,15 @@ impl Index {
             .filter(|e| e.kind != EdgeKind::Contains)
             .map(|e| (e.from, e.to))
             .collect();
-        let pagerank = pagerank::pagerank(g.nodes.len(), &rank_edges, None);
+        let pagerank = pagerank::pagerank(&pagerank::Walk::new(g.nodes.len(), &rank_edges), None);
         let mut walk_edges = rank_edges.clone();
         walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
+        let walk = pagerank::Walk::new(g.nodes.len(), &walk_edges);
         Index {
             content: content.finish(),
             summary: summary.finish(),
             pagerank,
-            walk_edges,
+            walk,
         }
     }
 }

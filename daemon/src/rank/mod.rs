@@ -90,28 +90,37 @@ pub struct Intent {
 
 impl Intent {
     pub fn of(question: &str) -> Intent {
-        let lower = question.to_lowercase();
-        let words: Vec<&str> = lower
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let count = |set: &[&str]| words.iter().filter(|w| set.contains(w)).count();
-        let tests = count(&[
-            "test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures",
-        ]);
-        let docs = count(&[
-            "doc",
-            "docs",
-            "documentation",
-            "readme",
-            "guide",
-            "documented",
-        ]);
-        // A long issue mentions tests in passing; a short question that names them asks.
+        // A short question that names tests or docs asks for them. A long one (an issue) names
+        // them in passing — "I tested", a test in the reproduction, a pytest issue about test
+        // collection — so there only its title, the one deliberate line, says what it is about.
         let short = question.len() < 400;
+        let asked = if short {
+            question
+        } else {
+            question
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+        };
+        let lower = asked.to_lowercase();
+        let has = |set: &[&str]| {
+            lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| set.contains(&w))
+        };
         Intent {
-            tests: tests >= 3 || (tests >= 1 && short),
-            docs: docs >= 3 || (docs >= 1 && short),
+            tests: has(&[
+                "test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures",
+            ]),
+            docs: has(&[
+                "doc",
+                "docs",
+                "documentation",
+                "readme",
+                "guide",
+                "documented",
+            ]),
         }
     }
 }
@@ -194,7 +203,7 @@ pub fn rank(
     }
     let mut graph_rank = Vec::new();
     if w.graph > 0.0 && teleport.iter().any(|&t| t > 0.0) {
-        let ppr = pagerank(n, &ix.walk_edges, Some(&teleport));
+        let ppr = pagerank(&ix.walk, Some(&teleport));
         // Among equally reachable nodes, prefer the ones central to the whole graph.
         let weighted: Vec<f32> = ppr
             .iter()
@@ -250,4 +259,25 @@ pub fn rank(
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Intent;
+
+    #[test]
+    fn a_short_question_naming_tests_asks_for_them() {
+        assert!(Intent::of("where are the retry tests?").tests);
+        assert!(!Intent::of("where are retries handled?").tests);
+        assert!(Intent::of("is the config format documented").docs);
+    }
+
+    #[test]
+    fn a_long_issue_asks_for_tests_only_in_its_title() {
+        let body = "I tested this with the test suite and a fixture; the test fails. ".repeat(10);
+        let incidental = format!("Redirects drop the auth header\n\n{body}");
+        assert!(!Intent::of(&incidental).tests);
+        let about_tests = format!("Test collection skips parametrized tests\n\n{body}");
+        assert!(Intent::of(&about_tests).tests);
+    }
 }

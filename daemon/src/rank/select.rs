@@ -11,7 +11,7 @@ use super::Ranked;
 use crate::index::Sources;
 use crate::link::{Graph, dir_of};
 use crate::model::DefKind;
-use crate::render::block::{Mode, line_starts, render};
+use crate::render::block::{LineIndex, Mode, render};
 use crate::tokens::{Encoding, count};
 
 /// Nodes scoring below this fraction of the best are past the relevance cliff: with no
@@ -88,17 +88,14 @@ struct Ctx<'a> {
     g: &'a Graph,
     sources: &'a Sources,
     enc: Encoding,
-    starts: HashMap<u32, Vec<usize>>,
+    lines: &'a LineIndex,
 }
 
 impl Ctx<'_> {
     fn block(&mut self, node: u32, mode: Mode) -> (String, usize) {
         let file = self.g.nodes[node as usize].file;
-        let starts = self
-            .starts
-            .entry(file)
-            .or_insert_with(|| line_starts(&self.sources[file as usize]));
-        let text = render(self.g, self.sources, node, mode, starts);
+        let starts = self.lines.starts(file, &self.sources[file as usize]);
+        let text = render(self.g, self.sources, node, mode, &starts);
         let tokens = count(self.enc, &text);
         (text, tokens)
     }
@@ -117,11 +114,7 @@ impl Ctx<'_> {
         let def = self.g.def(node);
         let file = self.g.nodes[node as usize].file;
         let src = self.sources[file as usize].clone();
-        let starts = self
-            .starts
-            .entry(file)
-            .or_insert_with(|| line_starts(&src))
-            .clone();
+        let starts = self.lines.starts(file, &src);
         let lines = crate::render::block::lines_of(&src, &starts, def.start_line, def.end_line);
         let weights: Vec<f32> = lines
             .iter()
@@ -216,6 +209,7 @@ fn ancestors(g: &Graph, node: u32) -> impl Iterator<Item = u32> + '_ {
 pub fn select(
     g: &Graph,
     sources: &Sources,
+    lines: &LineIndex,
     ranked: &[Ranked],
     budget: usize,
     enc: Encoding,
@@ -225,7 +219,7 @@ pub fn select(
         g,
         sources,
         enc,
-        starts: HashMap::new(),
+        lines,
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {

@@ -43,6 +43,28 @@ pub fn node_id(g: &Graph, node: u32) -> String {
     }
 }
 
+/// Line starts of every file of a snapshot, each computed on first use and kept: rendering
+/// an answer looks them up for every candidate block, across several selection rounds.
+pub struct LineIndex {
+    slots: Vec<std::sync::OnceLock<Vec<usize>>>,
+}
+
+impl LineIndex {
+    pub fn new(files: usize) -> LineIndex {
+        LineIndex {
+            slots: (0..files).map(|_| std::sync::OnceLock::new()).collect(),
+        }
+    }
+
+    /// The line starts of file `file`, whose bytes are `src`.
+    pub fn starts<'a>(&'a self, file: u32, src: &[u8]) -> std::borrow::Cow<'a, [usize]> {
+        match self.slots.get(file as usize) {
+            Some(slot) => std::borrow::Cow::Borrowed(slot.get_or_init(|| line_starts(src))),
+            None => std::borrow::Cow::Owned(line_starts(src)),
+        }
+    }
+}
+
 /// Byte offsets of line starts in a source.
 pub fn line_starts(src: &[u8]) -> Vec<usize> {
     let mut v = vec![0];

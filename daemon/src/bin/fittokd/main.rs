@@ -192,10 +192,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         report_version,
     } = args;
     init_daemon_log()?;
-    // One thread for the background embedder leaves the other core to queries.
+    // candle splits a matrix product over the current rayon pool only when this says more
+    // than 1; the embedder's own pools then decide: two threads for a question, one for the
+    // background embedder (which leaves a core to queries).
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        let threads = fittok_engine::embed::QUESTION_THREADS.to_string();
         // SAFETY: no other thread exists yet.
-        unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", threads) };
     }
     let opts = fittok_engine::service::server::ServeOptions {
         socket: socket.unwrap_or_else(fittok_proto::paths::socket_path),
