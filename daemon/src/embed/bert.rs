@@ -43,11 +43,29 @@ struct Dense {
     bias: Tensor,
 }
 
+/// `[rows, cols]` → `[cols, rows]`, contiguous. candle's strided copy walks an index per
+/// element (~0.2 s for the model's 21 M weights at every daemon start); tiles are ~10× faster.
+fn transpose(w: &Tensor, rows: usize, cols: usize) -> candle_core::Result<Tensor> {
+    const TILE: usize = 32;
+    let src = w.flatten_all()?.to_vec1::<f32>()?;
+    let mut dst = vec![0.0f32; src.len()];
+    for r0 in (0..rows).step_by(TILE) {
+        for c0 in (0..cols).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows) {
+                for c in c0..(c0 + TILE).min(cols) {
+                    dst[c * rows + r] = src[r * cols + c];
+                }
+            }
+        }
+    }
+    Tensor::from_vec(dst, (cols, rows), w.device())
+}
+
 impl Dense {
     fn load(vb: &VarBuilder, inp: usize, out: usize) -> candle_core::Result<Dense> {
         let w = vb.get((out, inp), "weight")?;
         Ok(Dense {
-            weight_t: w.t()?.contiguous()?,
+            weight_t: transpose(&w, out, inp)?,
             bias: vb.get(out, "bias")?,
         })
     }
