@@ -29,6 +29,10 @@ const UNCAPPED_NODE_CAP: usize = 3000;
 /// With no budget, at most this many blocks.
 const UNCAPPED_MAX_BLOCKS: usize = 24;
 
+/// With no budget, the headers of this many files, each up to this many tokens.
+const UNCAPPED_HEADERS: usize = 2;
+const UNCAPPED_HEADER_CAP: usize = 400;
+
 /// The smallest per-node cap after the first blocks, in tokens.
 const REST_CAP_FLOOR: usize = 400;
 
@@ -285,7 +289,11 @@ fn header_files(budget: usize) -> usize {
     std::env::var("FITTOK_HEADERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(((budget + 1000) / 2000).max(1))
+        .unwrap_or(if budget == 0 {
+            UNCAPPED_HEADERS
+        } else {
+            ((budget + 1000) / 2000).max(1)
+        })
 }
 
 fn ancestors(g: &Graph, node: u32) -> impl Iterator<Item = u32> + '_ {
@@ -410,10 +418,14 @@ pub fn select(
             score: r.score,
         });
         // The code a fix edits lives with its file's imports: show them for the first files.
-        if capped && headers < max_headers && !is_file {
+        if headers < max_headers && !is_file {
             headers += 1;
             if let Some(f) = file_node(g, node).filter(|f| !shown.contains(f)) {
-                let limit = (budget / 16).max(100).min(budget.saturating_sub(used));
+                let limit = if capped {
+                    (budget / 16).max(100).min(budget.saturating_sub(used))
+                } else {
+                    UNCAPPED_HEADER_CAP
+                };
                 if let Some((mode, text, tokens)) = cx.header_within(f, limit) {
                     used += tokens;
                     shown.insert(f);
