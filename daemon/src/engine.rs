@@ -623,4 +623,64 @@ mod tests {
         assert!(engine.expand(&["nope#x".into()]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    fn temp_repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fittok-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn the_best_files_header_comes_with_its_code() {
+        let dir = temp_repo(
+            "header",
+            &[(
+                "pkg/retry.py",
+                "\"\"\"Retry policy.\"\"\"\nimport time\nfrom pkg.clock import monotonic_deadline\n\nMAX_RETRIES = 5\n\n\ndef retry_request(send, attempts):\n    for i in range(attempts):\n        if send():\n            return True\n        time.sleep(2 ** i)\n    return False\n",
+            )],
+        );
+        let engine = Engine::open(&dir).unwrap();
+        let a = engine.query(&Query {
+            question: "how is a request retried".into(),
+            budget: 1500,
+            ..Query::default()
+        });
+        assert!(a.text.contains("def retry_request"), "{}", a.text);
+        assert!(
+            a.text.contains("from pkg.clock import monotonic_deadline")
+                && a.text.contains("MAX_RETRIES = 5"),
+            "{}",
+            a.text
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cut_python_function_shows_code_not_its_docstring() {
+        let doc: String = (0..120)
+            .map(|i| format!("    Parameter notes line {i} about the temperature model.\n"))
+            .collect();
+        let body: String = (0..60)
+            .map(|i| format!("    step_{i} = compute(temperature, {i})\n"))
+            .collect();
+        let src = format!(
+            "def fuentes(temperature):\n    \"\"\"Fuentes model.\n\n{doc}    \"\"\"\n{body}    return step_59\n"
+        );
+        let dir = temp_repo("docstring", &[("model.py", &src)]);
+        let engine = Engine::open(&dir).unwrap();
+        let a = engine.query(&Query {
+            question: "fuentes temperature compute".into(),
+            budget: 1200,
+            ..Query::default()
+        });
+        assert!(a.text.contains("def fuentes"), "{}", a.text);
+        assert!(a.text.contains("= compute(temperature"), "{}", a.text);
+        assert!(!a.text.contains("Parameter notes line 60"), "{}", a.text);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -153,9 +153,7 @@ impl Ctx<'_> {
             if body == 0 {
                 return None;
             }
-            let a = def.start_line + body as u32;
-            let (text, tokens) = self.block(node, Mode::Window(a, def.end_line));
-            return (tokens <= limit).then_some((Mode::Window(a, def.end_line), text, tokens));
+            return self.window_fitting(node, def.start_line + body as u32, def.end_line, limit);
         }
         let mut best = (0.0f32, body);
         let mut sum: f32 = weights[body..body + n].iter().sum();
@@ -170,9 +168,33 @@ impl Ctx<'_> {
             return None; // the head is the best window
         }
         let a = def.start_line + best.1 as u32;
-        let b = a + n as u32 - 1;
-        let (text, tokens) = self.block(node, Mode::Window(a, b));
-        (tokens <= limit).then_some((Mode::Window(a, b), text, tokens))
+        self.window_fitting(node, a, a + n as u32 - 1, limit)
+    }
+
+    /// The window `a..=b` of `node`, shortened from its end until its block fits `limit` (the
+    /// head's line count only estimates a window's: its lines may be longer).
+    fn window_fitting(
+        &mut self,
+        node: u32,
+        a: u32,
+        b: u32,
+        limit: usize,
+    ) -> Option<(Mode, String, usize)> {
+        let (mut lo, mut hi) = (a, b);
+        let mut best = None;
+        while lo <= hi {
+            let mid = lo + (hi - lo) / 2;
+            let (text, tokens) = self.block(node, Mode::Window(a, mid));
+            if tokens <= limit {
+                best = Some((Mode::Window(a, mid), text, tokens));
+                lo = mid + 1;
+            } else if mid == a {
+                break;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        best
     }
 
     /// A file's header — its outline up to the first definition — cut to fit `limit`.
