@@ -180,21 +180,7 @@ impl Ctx<'_> {
         b: u32,
         limit: usize,
     ) -> Option<(Mode, String, usize)> {
-        let (mut lo, mut hi) = (a, b);
-        let mut best = None;
-        while lo <= hi {
-            let mid = lo + (hi - lo) / 2;
-            let (text, tokens) = self.block(node, Mode::Window(a, mid));
-            if tokens <= limit {
-                best = Some((Mode::Window(a, mid), text, tokens));
-                lo = mid + 1;
-            } else if mid == a {
-                break;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        best
+        self.longest_fitting(node, a, b, limit, |last| Mode::Window(a, last))
     }
 
     /// A file's header — its outline up to the first definition — cut to fit `limit`.
@@ -228,14 +214,28 @@ impl Ctx<'_> {
     fn head_within(&mut self, node: u32, limit: usize) -> Option<(Mode, String, usize)> {
         let def = self.g.def(node);
         let total = def.end_line - def.start_line + 1;
-        let (mut lo, mut hi) = (1u32, total);
+        self.longest_fitting(node, 1, total, limit, Mode::Head)
+    }
+
+    /// The block `mode(k)` for the largest `k` in `lo..=hi` that fits `limit` tokens (a
+    /// block grows with `k`).
+    fn longest_fitting(
+        &mut self,
+        node: u32,
+        mut lo: u32,
+        mut hi: u32,
+        limit: usize,
+        mode: impl Fn(u32) -> Mode,
+    ) -> Option<(Mode, String, usize)> {
         let mut best = None;
         while lo <= hi {
-            let mid = (lo + hi) / 2;
-            let (text, tokens) = self.block(node, Mode::Head(mid));
+            let mid = lo + (hi - lo) / 2;
+            let (text, tokens) = self.block(node, mode(mid));
             if tokens <= limit {
-                best = Some((Mode::Head(mid), text, tokens));
+                best = Some((mode(mid), text, tokens));
                 lo = mid + 1;
+            } else if mid == 0 {
+                break;
             } else {
                 hi = mid - 1;
             }
