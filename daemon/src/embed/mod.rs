@@ -44,7 +44,7 @@ pub struct Embedder {
     /// Separate rayon pools for questions and for batches: candle's ops hand work to the
     /// current pool, so a question never queues behind a background batch. Questions get two
     /// threads (a dozen tokens is a matrix-vector product bound by reading 42 MB of weights;
-    /// two cores read faster), batches one (the background embedder leaves a core free).
+    /// two cores read faster); batches see [`batch_threads`].
     question_pool: Option<rayon::ThreadPool>,
     batch_pool: Option<rayon::ThreadPool>,
 }
@@ -68,6 +68,17 @@ fn in_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Se
 /// Threads embedding one question (candle splits its matrix products over the pool only
 /// when `RAYON_NUM_THREADS` is above 1; fittokd sets it to this).
 pub const QUESTION_THREADS: usize = 2;
+
+/// Threads embedding batches: `FITTOK_EMBED_BATCH_THREADS`, else every core. The daemon sets
+/// 1 (its background embedder leaves a core to queries); in process (`fittokd index`, the
+/// engine bench) batches use the machine.
+fn batch_threads() -> usize {
+    std::env::var("FITTOK_EMBED_BATCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// Questions whose vectors are kept.
 const RECENT_QUESTIONS: usize = 64;
@@ -131,7 +142,7 @@ impl Embedder {
             device,
             recent: Default::default(),
             question_pool: thread_pool("fittok-embed-question", QUESTION_THREADS),
-            batch_pool: thread_pool("fittok-embed-batch", 1),
+            batch_pool: thread_pool("fittok-embed-batch", batch_threads()),
         })
     }
 

@@ -200,6 +200,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // SAFETY: no other thread exists yet.
         unsafe { std::env::set_var("RAYON_NUM_THREADS", threads) };
     }
+    if std::env::var_os("FITTOK_EMBED_BATCH_THREADS").is_none() {
+        // SAFETY: as above.
+        unsafe { std::env::set_var("FITTOK_EMBED_BATCH_THREADS", "1") };
+    }
     let opts = fittok_engine::service::server::ServeOptions {
         socket: socket.unwrap_or_else(fittok_proto::paths::socket_path),
         idle_timeout: std::time::Duration::from_secs(idle_timeout),
