@@ -39,7 +39,7 @@ pub struct Embedder {
     tokenizer: Tokenizer,
     device: Device,
     /// Recent questions' vectors: an agent re-asks with another budget or after expanding,
-    /// and a question costs a full forward pass (~15 ms on 2 cores).
+    /// and a question costs a full forward pass (~7 ms on 2 cores).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
     /// Separate rayon pools for questions and for batches: candle's ops hand work to the
     /// current pool, so a question never queues behind a background batch. Questions get two
