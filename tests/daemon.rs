@@ -506,13 +506,16 @@ fn secrets_never_leave_the_daemon() {
     repo.write("jobs/report.py", &source)
         .write(".env.py", format!("SECRET = \"{key}\"\n"));
     let path = repo.path().to_str().unwrap();
-    let a = ok(&env.fittok(&[
-        "query",
-        path,
-        "how is the nightly report uploaded",
-        "--budget",
-        "800",
-    ]));
+    let ask = |env: &DaemonEnv| {
+        ok(&env.fittok(&[
+            "query",
+            path,
+            "how is the nightly report uploaded",
+            "--budget",
+            "800",
+        ]))
+    };
+    let a = ask(&env);
     assert!(
         a.contains("def upload_report") && a.contains("[REDACTED:aws_access_key]"),
         "{a}"
@@ -545,13 +548,7 @@ fn secrets_never_leave_the_daemon() {
     assert_ne!(clean.status.code(), Some(0), "a missing file is an error");
     // Off on request.
     let off = DaemonEnv::new("secrets-off").env("FITTOK_SCRUB", "false");
-    let a = ok(&off.fittok(&[
-        "query",
-        path,
-        "how is the nightly report uploaded",
-        "--budget",
-        "800",
-    ]));
+    let a = ask(&off);
     assert!(
         a.contains(&key),
         "FITTOK_SCRUB=false shows the source as it is"

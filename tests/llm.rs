@@ -141,6 +141,16 @@ fn repo() -> TempRepo {
 
 const Q: &str = "how is VAT added to an invoice total";
 
+/// `fittok query` with an Anthropic key and the API at `url`.
+fn query_anthropic(env: &DaemonEnv, repo: &TempRepo, key: &str, url: &str) -> std::process::Output {
+    query(
+        env,
+        repo,
+        &[("ANTHROPIC_API_KEY", key), ("ANTHROPIC_BASE_URL", url)],
+        &[],
+    )
+}
+
 fn query(
     env: &DaemonEnv,
     repo: &TempRepo,
@@ -164,15 +174,7 @@ fn anthropic_answers_stream_to_stdout() {
         "VAT is added by ",
         "`vat_for` (billing/invoice.py:7).",
     ]));
-    let out = query(
-        &env,
-        &repo,
-        &[
-            ("ANTHROPIC_API_KEY", "test-key"),
-            ("ANTHROPIC_BASE_URL", &server.url),
-        ],
-        &[],
-    );
+    let out = query_anthropic(&env, &repo, "test-key", &server.url);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -281,15 +283,7 @@ fn errors_give_one_clear_line_and_a_non_zero_exit() {
     ];
     for (script, expected) in cases {
         let server = serve(script);
-        let out = query(
-            &env,
-            &repo,
-            &[
-                ("ANTHROPIC_API_KEY", "k"),
-                ("ANTHROPIC_BASE_URL", &server.url),
-            ],
-            &[],
-        );
+        let out = query_anthropic(&env, &repo, "k", &server.url);
         assert_eq!(out.status.code(), Some(4), "{expected}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains(expected), "expected {expected:?} in {err:?}");
@@ -301,15 +295,7 @@ fn errors_give_one_clear_line_and_a_non_zero_exit() {
         .local_addr()
         .unwrap()
         .port();
-    let out = query(
-        &env,
-        &repo,
-        &[
-            ("ANTHROPIC_API_KEY", "k"),
-            ("ANTHROPIC_BASE_URL", &format!("http://127.0.0.1:{port}")),
-        ],
-        &[],
-    );
+    let out = query_anthropic(&env, &repo, "k", &format!("http://127.0.0.1:{port}"));
     assert_eq!(out.status.code(), Some(4));
     assert!(stderr(&out).contains("cannot reach"), "{}", stderr(&out));
 }

@@ -635,6 +635,14 @@ mod tests {
         dir
     }
 
+    fn ask(dir: &Path, question: &str, budget: usize) -> Answer {
+        Engine::open(dir).unwrap().query(&Query {
+            question: question.into(),
+            budget,
+            ..Query::default()
+        })
+    }
+
     #[test]
     fn the_best_files_header_comes_with_its_code() {
         let dir = temp_repo(
@@ -644,12 +652,7 @@ mod tests {
                 "\"\"\"Retry policy.\"\"\"\nimport time\nfrom pkg.clock import monotonic_deadline\n\nMAX_RETRIES = 5\n\n\ndef retry_request(send, attempts):\n    for i in range(attempts):\n        if send():\n            return True\n        time.sleep(2 ** i)\n    return False\n",
             )],
         );
-        let engine = Engine::open(&dir).unwrap();
-        let a = engine.query(&Query {
-            question: "how is a request retried".into(),
-            budget: 1500,
-            ..Query::default()
-        });
+        let a = ask(&dir, "how is a request retried", 1500);
         assert!(a.text.contains("def retry_request"), "{}", a.text);
         assert!(
             a.text.contains("from pkg.clock import monotonic_deadline")
@@ -672,12 +675,7 @@ mod tests {
             "def fuentes(temperature):\n    \"\"\"Fuentes model.\n\n{doc}    \"\"\"\n{body}    return step_59\n"
         );
         let dir = temp_repo("docstring", &[("model.py", &src)]);
-        let engine = Engine::open(&dir).unwrap();
-        let a = engine.query(&Query {
-            question: "fuentes temperature compute".into(),
-            budget: 1200,
-            ..Query::default()
-        });
+        let a = ask(&dir, "fuentes temperature compute", 1200);
         assert!(a.text.contains("def fuentes"), "{}", a.text);
         assert!(a.text.contains("= compute(temperature"), "{}", a.text);
         assert!(!a.text.contains("Parameter notes line 60"), "{}", a.text);
