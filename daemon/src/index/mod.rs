@@ -23,7 +23,7 @@ pub struct Index {
     pub pagerank: Vec<f32>,
     /// The graph's semantic edges (calls, references, inheritance) in both directions: the
     /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
-    pub walk: pagerank::Walk,
+    pub transitions: pagerank::Transitions,
 }
 
 /// A node's own text: its source, with the bodies of member definitions cut out (a class is
@@ -121,15 +121,18 @@ impl Index {
             .filter(|e| e.kind != EdgeKind::Contains)
             .map(|e| (e.from, e.to))
             .collect();
-        let pagerank = pagerank::pagerank(&pagerank::Walk::new(g.nodes.len(), &rank_edges), None);
+        let pagerank = pagerank::pagerank(
+            &pagerank::Transitions::new(g.nodes.len(), &rank_edges),
+            None,
+        );
         let mut walk_edges = rank_edges.clone();
         walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
-        let walk = pagerank::Walk::new(g.nodes.len(), &walk_edges);
+        let transitions = pagerank::Transitions::new(g.nodes.len(), &walk_edges);
         Index {
             content: content.finish(),
             summary: summary.finish(),
             pagerank,
-            walk,
+            transitions,
         }
     }
 }

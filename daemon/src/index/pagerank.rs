@@ -3,7 +3,7 @@
 /// A directed graph laid out for power iteration: in-edges grouped by target (so each node
 /// pulls from its sources, reading memory in order) and each source's share precomputed.
 /// Built once per snapshot; personalised PageRank runs on it per query.
-pub struct Walk {
+pub struct Transitions {
     n: usize,
     /// `sources[in_start[v]..in_start[v + 1]]` are the nodes with an edge to `v`.
     in_start: Vec<u32>,
@@ -13,8 +13,8 @@ pub struct Walk {
     dangling: Vec<u32>,
 }
 
-impl Walk {
-    pub fn new(n: usize, edges: &[(u32, u32)]) -> Walk {
+impl Transitions {
+    pub fn new(n: usize, edges: &[(u32, u32)]) -> Transitions {
         let mut out_degree = vec![0u32; n];
         let mut in_degree = vec![0u32; n + 1];
         for &(from, to) in edges {
@@ -38,7 +38,7 @@ impl Walk {
         let dangling = (0..n as u32)
             .filter(|&v| out_degree[v as usize] == 0)
             .collect();
-        Walk {
+        Transitions {
             n,
             in_start,
             sources,
@@ -46,19 +46,11 @@ impl Walk {
             dangling,
         }
     }
-
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
 }
 
-/// Ranks the nodes of `walk`. With `teleport` (non-negative weights, one per node) the random
+/// Ranks the nodes of `walk` (the graph's transitions). With `teleport` (non-negative weights, one per node) the random
 /// surfer jumps back to those nodes only: personalised PageRank.
-pub fn pagerank(walk: &Walk, teleport: Option<&[f32]>) -> Vec<f32> {
+pub fn pagerank(walk: &Transitions, teleport: Option<&[f32]>) -> Vec<f32> {
     let n = walk.n;
     if n == 0 {
         return Vec::new();
@@ -115,7 +107,7 @@ mod tests {
     #[test]
     fn hub_ranks_highest_and_sums_to_one() {
         // 1, 2, 3 all point at 0.
-        let r = pagerank(&Walk::new(4, &[(1, 0), (2, 0), (3, 0)]), None);
+        let r = pagerank(&Transitions::new(4, &[(1, 0), (2, 0), (3, 0)]), None);
         assert!(r[0] > r[1] && r[0] > r[2] && r[0] > r[3]);
         assert!((r.iter().sum::<f32>() - 1.0).abs() < 1e-3);
     }
@@ -125,7 +117,7 @@ mod tests {
         // Two components: 0→1 and 2→3. Seeding 0 lifts 1 above 3.
         let mut seed = vec![0.0; 4];
         seed[0] = 1.0;
-        let r = pagerank(&Walk::new(4, &[(0, 1), (2, 3)]), Some(&seed));
+        let r = pagerank(&Transitions::new(4, &[(0, 1), (2, 3)]), Some(&seed));
         assert!(r[1] > r[3]);
     }
 }

@@ -203,7 +203,7 @@ pub fn rank(
     }
     let mut graph_rank = Vec::new();
     if w.graph > 0.0 && teleport.iter().any(|&t| t > 0.0) {
-        let ppr = pagerank(&ix.walk, Some(&teleport));
+        let ppr = pagerank(&ix.transitions, Some(&teleport));
         // Among equally reachable nodes, prefer the ones central to the whole graph.
         let weighted: Vec<f32> = ppr
             .iter()
