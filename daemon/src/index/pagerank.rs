@@ -48,7 +48,7 @@ impl Transitions {
     }
 }
 
-/// Ranks the nodes of `walk` (the graph's transitions). With `teleport` (non-negative weights, one per node) the random
+/// Ranks the nodes of `walk`. With `teleport` (non-negative weights, one per node) the random
 /// surfer jumps back to those nodes only: personalised PageRank.
 pub fn pagerank(walk: &Transitions, teleport: Option<&[f32]>) -> Vec<f32> {
     let n = walk.n;
