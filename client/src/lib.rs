@@ -10,6 +10,7 @@ pub use fittok_proto::v1;
 pub mod cli;
 pub mod hook;
 pub mod llm;
+pub mod local;
 use fittok_proto::v1::fittok_client::FittokClient;
 use fittok_proto::v1::{HelloReply, HelloRequest, ShutdownRequest};
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -73,7 +74,7 @@ pub async fn connect(socket: &Path) -> Result<Client, ClientError> {
         .connect_with_connector(tower::service_fn(move |_: Uri| {
             let path = path.clone();
             async move {
-                let stream = tokio::net::UnixStream::connect(path).await?;
+                let stream = local::dial(&path).await?;
                 Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
             }
         }))
@@ -195,7 +196,7 @@ pub async fn ensure(opts: &DaemonOptions) -> Result<Client, ClientError> {
 async fn wait_gone(socket: &Path, timeout: Duration) {
     let t = Instant::now();
     while t.elapsed() < timeout {
-        if tokio::net::UnixStream::connect(socket).await.is_err() {
+        if local::dial(socket).await.is_err() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -272,6 +273,14 @@ pub fn spawn_detached(opts: &DaemonOptions) -> Result<(), ClientError> {
     {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        // winbase.h: no console, its own process group (Ctrl-C in our console spares it).
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
     }
     let child = cmd.spawn().map_err(|source| ClientError::Spawn {
         bin: opts.bin.clone(),

@@ -357,6 +357,14 @@ fn lower_priority() {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
+    #[cfg(windows)]
+    // SAFETY: the pseudo-handle of the calling thread; failure leaves the priority as it was.
+    unsafe {
+        use windows_sys::Win32::System::Threading::{
+            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+        };
+        SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
+    }
 }
 
 /// The background embedder: one repository at a time, in slices of a few seconds so a newer

@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use fittok_proto::v1::fittok_server::FittokServer;
-use tokio_stream::StreamExt;
 
 use super::transport::{self, TransportError};
 use super::{Activity, FittokService, ServiceInfo};
@@ -104,21 +103,13 @@ async fn calls_done(activity: Arc<Activity>, limit: Duration) {
 }
 
 /// Serves until stopped. The listener is the one inherited from the service manager if any,
-/// else a socket bound at `opts.socket`.
-#[cfg(unix)]
+/// else a socket bound at `opts.socket` (a named pipe on Windows).
 pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
-    let inherited = transport::inherited()?;
-    let from_manager = inherited.is_some();
-    let listener = match inherited {
-        Some(l) => l,
-        None => transport::bind(&opts.socket).await?,
-    };
-    let inode = transport::socket_inode(&opts.socket);
+    let listening = transport::listen(&opts.socket).await?;
     tracing::info!(
         socket = %opts.socket.display(),
         pid = std::process::id(),
         version = %opts.version,
-        from_manager,
         "fittokd serving"
     );
     let store = crate::engine::open_store();
@@ -134,14 +125,6 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         max_budget: opts.max_budget,
     };
     let service = FittokService::new(residents.clone(), activity.clone(), info, shutdown_tx);
-    let incoming =
-        tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
-            Ok(stream) => transport::peer_allowed(stream),
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                false
-            }
-        });
     let stop = stop_requested(
         shutdown_rx,
         activity.clone(),
@@ -153,7 +136,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         FittokServer::new(service)
             .max_decoding_message_size(64 << 20)
             .max_encoding_message_size(64 << 20),
-        incoming,
+        listening.incoming,
         async {
             let _ = graceful_rx.await;
         },
@@ -173,15 +156,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         }
     };
     residents.stop();
-    // Remove the socket file only if it is still the one we bound: a successor may own it.
-    if !from_manager && inode.is_some() && transport::socket_inode(&opts.socket) == inode {
-        let _ = std::fs::remove_file(&opts.socket);
-    }
+    listening.guard.release();
     tracing::info!("fittokd stopped");
     served.map_err(|e| ServeError::Serve(e.to_string()))
-}
-
-#[cfg(not(unix))]
-pub async fn serve(_opts: ServeOptions) -> Result<(), ServeError> {
-    Err(TransportError::Unsupported.into())
 }

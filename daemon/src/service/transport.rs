@@ -1,10 +1,13 @@
 //! The local socket: where it is bound and who may connect. The directory is 0700 and the
 //! socket 0600; a connection from another user is refused by its peer credentials even if
 //! permissions were loosened; a socket file left by a dead daemon is replaced; a listener
-//! inherited from systemd (LISTEN_FDS) is used as is.
+//! inherited from systemd (LISTEN_FDS) is used as is. On Windows the socket is a named pipe
+//! (`windows.rs`, compile-checked only): local clients only, the peer's user checked by SID.
 
 use std::io;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
@@ -18,9 +21,76 @@ pub enum TransportError {
     TooLong(PathBuf),
     #[error("the listener inherited from the service manager is unusable: {0}")]
     Inherited(io::Error),
-    #[error("local sockets are only implemented for Unix so far")]
+    #[error("local sockets exist for Unix and Windows only")]
     Unsupported,
 }
+
+/// The accepted connections, already filtered to our own user, and what to clean up after.
+pub struct Listening<S> {
+    pub incoming: S,
+    pub guard: SocketGuard,
+}
+
+/// Removes the socket file at exit, only if it is still the one this daemon bound: a
+/// successor may own the path by then. A pipe or an inherited socket leaves nothing behind.
+pub struct SocketGuard {
+    path: PathBuf,
+    inode: Option<u64>,
+}
+
+impl SocketGuard {
+    pub fn release(self) {
+        #[cfg(unix)]
+        if self.inode.is_some() && unix::socket_inode(&self.path) == self.inode {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        let _ = (self.path, self.inode);
+    }
+}
+
+/// Starts listening: on the listener inherited from the service manager if there is one,
+/// else on a socket bound at `path`.
+#[cfg(unix)]
+pub async fn listen(
+    path: &Path,
+) -> Result<
+    Listening<impl tokio_stream::Stream<Item = io::Result<tokio::net::UnixStream>> + use<>>,
+    TransportError,
+> {
+    use tokio_stream::StreamExt;
+    let inherited = unix::inherited()?;
+    let from_manager = inherited.is_some();
+    let listener = match inherited {
+        Some(l) => l,
+        None => unix::bind(path).await?,
+    };
+    tracing::info!(socket = %path.display(), from_manager, "listening");
+    let inode = if from_manager {
+        None
+    } else {
+        unix::socket_inode(path)
+    };
+    let incoming =
+        tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
+            Ok(stream) => unix::peer_allowed(stream),
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                false
+            }
+        });
+    Ok(Listening {
+        incoming,
+        guard: SocketGuard {
+            path: path.to_path_buf(),
+            inode,
+        },
+    })
+}
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::listen;
 
 #[cfg(unix)]
 mod unix {
@@ -147,6 +217,3 @@ mod unix {
         std::fs::symlink_metadata(path).ok().map(|m| m.ino())
     }
 }
-
-#[cfg(unix)]
-pub use unix::*;
