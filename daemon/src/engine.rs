@@ -664,6 +664,41 @@ mod tests {
     }
 
     #[test]
+    fn help_text_ranks_below_the_code_unless_docs_are_asked_for() {
+        let help: String = (0..12)
+            .map(|i| format!("Multiple patterns are combined; each pattern is searched {i}.\n"))
+            .collect();
+        let dir = temp_repo(
+            "prose",
+            &[(
+                "src/app.rs",
+                &format!(
+                    "fn flag_regexp() {{\n    const LONG: &str = \"\\\n{help}\";\n}}\n\npub fn combine_patterns(patterns: &[String]) -> String {{\n    patterns.join(\"|\")\n}}\n"
+                ),
+            )],
+        );
+        let first = |a: &Answer| {
+            let code = a.text.find("fn combine_patterns").unwrap_or(usize::MAX);
+            let text = a.text.find("const LONG").unwrap_or(usize::MAX);
+            assert!(code.min(text) < usize::MAX, "{}", a.text);
+            if code < text { "code" } else { "help" }
+        };
+        assert_eq!(
+            first(&ask(&dir, "how are multiple patterns combined", 4000)),
+            "code"
+        );
+        assert_eq!(
+            first(&ask(
+                &dir,
+                "where are multiple patterns combined in the docs",
+                4000
+            )),
+            "help"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_cut_python_function_shows_code_not_its_docstring() {
         let doc: String = (0..120)
             .map(|i| format!("    Parameter notes line {i} about the temperature model.\n"))

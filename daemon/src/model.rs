@@ -174,6 +174,10 @@ pub struct Definition {
     pub parent: Option<u32>,
     /// Inside test-only code (`#[cfg(test)]` module, a test file).
     pub is_test: bool,
+    /// A constant that is mostly string literal over several lines: help text, a template,
+    /// a message table — prose held in code, ranked like documentation.
+    #[serde(default)]
+    pub is_prose: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

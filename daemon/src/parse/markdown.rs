@@ -135,6 +135,7 @@ pub(super) fn extract(file: &mut ParsedFile, bytes: &[u8]) {
             doc: None,
             parent,
             is_test: false,
+            is_prose: false,
         });
         stack.push((h.level, (file.definitions.len() - 1) as u32));
     }

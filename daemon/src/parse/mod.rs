@@ -137,6 +137,7 @@ fn push_file_node(file: &mut ParsedFile, bytes: &[u8]) {
         doc,
         parent: None,
         is_test: false,
+        is_prose: false,
     });
 }
 
@@ -270,6 +271,7 @@ impl<'f, 's> Cx<'f, 's> {
             doc,
             parent: self.scope(),
             is_test: self.in_test(),
+            is_prose: kind == DefKind::Constant && is_prose(node),
         };
         self.file.definitions.push(def);
         (self.file.definitions.len() - 1) as u32
@@ -508,3 +510,17 @@ pub fn unquote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `node` spans several lines and is mostly string literal (at least 60 % of its bytes).
+fn is_prose(node: Node) -> bool {
+    fn string_bytes(node: Node) -> usize {
+        let kind = node.kind();
+        if kind.ends_with("string") || kind.ends_with("string_literal") || kind == "text_block" {
+            return node.byte_range().len();
+        }
+        let mut cursor = node.walk();
+        node.children(&mut cursor).map(string_bytes).sum()
+    }
+    let lines = node.end_position().row - node.start_position().row + 1;
+    lines >= 4 && string_bytes(node) * 10 >= node.byte_range().len() * 6
+}

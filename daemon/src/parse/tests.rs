@@ -615,3 +615,23 @@ fn deep_nesting_does_not_overflow() {
     let js = format!("const a = {}1{};\n", "[".repeat(5000), "]".repeat(5000));
     parse_file("deep.js", Lang::JavaScript, js.as_bytes());
 }
+
+#[test]
+fn constants_that_are_mostly_text_are_prose() {
+    let rust = "fn flag_regexp() {\n    const LONG: &str = \"\\\nA pattern to search for. This option can be provided\nmultiple times, where all patterns given are searched.\n\";\n    let x = 1;\n}\nconst TABLE: [u8; 8] = [\n    1, 2, 3, 4,\n    5, 6, 7, 8,\n];\nconst NAME: &str = \"rg\";\n";
+    let f = parse_file("src/app.rs", Lang::Rust, rust.as_bytes());
+    assert!(find(&f, "flag_regexp::LONG").is_prose);
+    assert!(!find(&f, "TABLE").is_prose, "numbers are code");
+    assert!(!find(&f, "NAME").is_prose, "one line is a name, not prose");
+    assert!(!find(&f, "flag_regexp").is_prose, "only constants");
+
+    let python = "USAGE = \"\"\"\nusage: tool [options]\n\n  -v  verbose output\n\"\"\"\nLIMITS = {\n    'a': 1,\n    'b': 2,\n}\n";
+    let f = parse_file("tool/cli.py", Lang::Python, python.as_bytes());
+    assert!(find(&f, "USAGE").is_prose);
+    assert!(!find(&f, "LIMITS").is_prose);
+
+    let go =
+        "package main\n\nconst usage = `usage: tool [flags]\n\n  -v  verbose\n  -q  quiet\n`\n";
+    let f = parse_file("main.go", Lang::Go, go.as_bytes());
+    assert!(find(&f, "main.usage").is_prose);
+}

@@ -2,8 +2,9 @@
 //!
 //! Each signal ranks nodes on its own: content BM25, summary BM25, semantic similarity (when
 //! vectors exist) and PageRank personalised on the lexical and semantic hits. Reciprocal rank
-//! fusion (k = 60) combines ranks, so no signal's score scale can dominate. Tests and docs are
-//! demoted unless the question asks for them.
+//! fusion (k = 60) combines ranks, so no signal's score scale can dominate. Tests and docs —
+//! Markdown sections, and constants that are mostly string literal (help text, templates) —
+//! are demoted unless the question asks for them.
 
 pub mod mentions;
 pub mod select;
@@ -251,7 +252,7 @@ pub fn rank(
             if def.is_test && !intent.tests && !named {
                 r.score *= 0.3;
             }
-            if def.kind == DefKind::Section && !intent.docs {
+            if (def.kind == DefKind::Section || def.is_prose) && !intent.docs {
                 r.score *= 0.3;
             }
             r
