@@ -13,7 +13,7 @@ use redb::{Database, ReadableDatabase, TableDefinition};
 
 use crate::model::ParsedFile;
 
-const SCHEMA_VERSION: u64 = 3;
+const SCHEMA_VERSION: u64 = 2;
 const LOCKED: &str = "locked";
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const VECTORS: TableDefinition<u128, &[u8]> = TableDefinition::new("vectors");

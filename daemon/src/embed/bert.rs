@@ -10,6 +10,20 @@
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 
+use super::half::HalfDense;
+
+/// Above this many rows (tokens) a product is bound by arithmetic, where gemm's f32 kernels
+/// are faster than widening f16 weights.
+const HALF_MAX_ROWS: usize = 64;
+
+/// The weights a forward pass multiplies by: f32 always exists; f16 exists when
+/// [`Bert::load`] was asked for it and the CPU can run `half`'s kernel (else f32 is used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    Full,
+    Half,
+}
+
 /// The model's `config.json`, the fields this encoder reads.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Config {
@@ -37,10 +51,12 @@ fn default_act() -> String {
     "gelu".into()
 }
 
-/// A dense layer with its weight stored as `[in, out]`, contiguous.
+/// A dense layer with its weight stored as `[in, out]`, contiguous; and, where the question
+/// path uses them, the same weights as f16 panels.
 struct Dense {
     weight_t: Tensor,
     bias: Tensor,
+    half: Option<HalfDense>,
 }
 
 /// `[rows, cols]` → `[cols, rows]`, contiguous. candle's strided copy walks an index per
@@ -67,6 +83,7 @@ impl Dense {
         Ok(Dense {
             weight_t: transpose(&w, out, inp)?,
             bias: vb.get(out, "bias")?,
+            half: None,
         })
     }
 
@@ -77,11 +94,28 @@ impl Dense {
         Ok(Dense {
             weight_t: Tensor::cat(&ws, 1)?.contiguous()?,
             bias: Tensor::cat(&bs, 0)?,
+            half: None,
         })
     }
 
-    /// `x`: `[rows, in]` → `[rows, out]`.
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+    /// Adds the f16 copy (when the CPU has the kernel's instructions).
+    fn with_half(mut self) -> candle_core::Result<Dense> {
+        let (k, n) = self.weight_t.dims2()?;
+        let w = self.weight_t.flatten_all()?.to_vec1::<f32>()?;
+        self.half = HalfDense::new(&w, k, n, &self.bias.to_vec1::<f32>()?);
+        Ok(self)
+    }
+
+    /// `x`: `[rows, in]` → `[rows, out]`; on the f16 weights when asked, present, and the
+    /// product is skinny enough to be bound by reading weights.
+    fn forward(&self, x: &Tensor, precision: Precision) -> candle_core::Result<Tensor> {
+        let (rows, _) = x.dims2()?;
+        if let (Precision::Half, Some(half), true) = (precision, &self.half, rows <= HALF_MAX_ROWS)
+        {
+            let y = half.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
+            let n = y.len() / rows.max(1);
+            return Tensor::from_vec(y, (rows, n), x.device());
+        }
         x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
     }
 }
@@ -126,7 +160,9 @@ pub struct Bert {
 }
 
 impl Bert {
-    pub fn load(vb: VarBuilder, cfg: &Config) -> candle_core::Result<Bert> {
+    /// Loads the encoder; `half` also keeps f16 copies of the linear layers for
+    /// [`Precision::Half`] passes.
+    pub fn load(vb: VarBuilder, cfg: &Config, half: bool) -> candle_core::Result<Bert> {
         if cfg.hidden_act != "gelu" {
             candle_core::bail!("unsupported activation {:?}", cfg.hidden_act);
         }
@@ -141,21 +177,30 @@ impl Bert {
         };
         let h = cfg.hidden_size;
         let e = vb.pp("embeddings");
+        let maybe_half = |d: Dense| if half { d.with_half() } else { Ok(d) };
         let layers = (0..cfg.num_hidden_layers)
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
                 let s = a.pp("self");
                 Ok(Layer {
-                    qkv: Dense::fused(&[
+                    qkv: maybe_half(Dense::fused(&[
                         Dense::load(&s.pp("query"), h, h)?,
                         Dense::load(&s.pp("key"), h, h)?,
                         Dense::load(&s.pp("value"), h, h)?,
-                    ])?,
-                    attn_out: Dense::load(&a.pp("output.dense"), h, h)?,
+                    ])?)?,
+                    attn_out: maybe_half(Dense::load(&a.pp("output.dense"), h, h)?)?,
                     attn_norm: LayerNorm::load(&a.pp("output.LayerNorm"), h, cfg.layer_norm_eps)?,
-                    up: Dense::load(&l.pp("intermediate.dense"), h, cfg.intermediate_size)?,
-                    down: Dense::load(&l.pp("output.dense"), cfg.intermediate_size, h)?,
+                    up: maybe_half(Dense::load(
+                        &l.pp("intermediate.dense"),
+                        h,
+                        cfg.intermediate_size,
+                    )?)?,
+                    down: maybe_half(Dense::load(
+                        &l.pp("output.dense"),
+                        cfg.intermediate_size,
+                        h,
+                    )?)?,
                     out_norm: LayerNorm::load(&l.pp("output.LayerNorm"), h, cfg.layer_norm_eps)?,
                 })
             })
@@ -176,7 +221,12 @@ impl Bert {
 
     /// `ids` and `mask`: `[batch, len]` (u32); returns the last hidden states `[batch, len,
     /// hidden]`. Token types are all 0 (single sentences).
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+    pub fn forward(
+        &self,
+        ids: &Tensor,
+        mask: &Tensor,
+        precision: Precision,
+    ) -> candle_core::Result<Tensor> {
         let (b, len) = ids.dims2()?;
         let (h, heads) = (self.hidden, self.heads);
         let d = h / heads;
@@ -193,7 +243,7 @@ impl Bert {
             t.reshape((b, len, heads, d))?.transpose(1, 2)?.contiguous()
         };
         for layer in &self.layers {
-            let qkv = layer.qkv.forward(&x)?;
+            let qkv = layer.qkv.forward(&x, precision)?;
             let q = split(qkv.narrow(1, 0, h)?)?;
             let k = split(qkv.narrow(1, h, h)?)?;
             let v = split(qkv.narrow(1, 2 * h, h)?)?;
@@ -206,11 +256,11 @@ impl Bert {
                 .reshape((b * len, h))?;
             let attended = layer
                 .attn_norm
-                .forward(&(layer.attn_out.forward(&ctx)? + &x)?)?;
-            let up = layer.up.forward(&attended)?.gelu_erf()?;
+                .forward(&(layer.attn_out.forward(&ctx, precision)? + &x)?)?;
+            let up = layer.up.forward(&attended, precision)?.gelu_erf()?;
             x = layer
                 .out_norm
-                .forward(&(layer.down.forward(&up)? + &attended)?)?;
+                .forward(&(layer.down.forward(&up, precision)? + &attended)?)?;
         }
         x.reshape((b, len, h))
     }

@@ -9,25 +9,28 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn model() -> Embedder {
-    let dir = std::env::var_os("FITTOK_EMBED_MODEL")
+fn model_dir() -> PathBuf {
+    std::env::var_os("FITTOK_EMBED_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join(".model/all-MiniLM-L6-v2"));
-    Embedder::load(&dir).unwrap_or_else(|e| panic!("{e}: run scripts/fetch-model.sh"))
+        .unwrap_or_else(|| workspace().join(".model/all-MiniLM-L6-v2"))
 }
 
-#[test]
-fn matches_sentence_transformers() {
+fn model() -> Embedder {
+    Embedder::load(&model_dir()).unwrap_or_else(|e| panic!("{e}: run scripts/fetch-model.sh"))
+}
+
+/// The fixture's texts and sentence-transformers' vectors for them.
+fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
     let fixture = std::fs::read_to_string(workspace().join("tests/fixtures/minilm_reference.json"))
         .expect("reference fixture");
     let v: serde_json::Value = serde_json::from_str(&fixture).expect("json");
-    let texts: Vec<String> = v["texts"]
+    let texts = v["texts"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t.as_str().unwrap().to_string())
         .collect();
-    let reference: Vec<Vec<f32>> = v["vectors"]
+    let vectors = v["vectors"]
         .as_array()
         .unwrap()
         .iter()
@@ -39,6 +42,12 @@ fn matches_sentence_transformers() {
                 .collect()
         })
         .collect();
+    (texts, vectors)
+}
+
+#[test]
+fn matches_sentence_transformers() {
+    let (texts, reference) = reference();
     let ours = model().embed(&texts).expect("embed");
     assert_eq!(ours.len(), texts.len());
     for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
@@ -62,4 +71,21 @@ fn batching_does_not_change_vectors() {
     let together = m.embed(&texts).unwrap();
     let alone = m.embed(&texts[1..]).unwrap();
     assert!(dot(&together[1], &alone[0]) > 0.99999);
+}
+
+#[test]
+fn questions_on_half_precision_weights_keep_the_vectors() {
+    // Loaded with f16 copies whatever the build: questions go through `half.rs` when the CPU
+    // has AVX2/FMA/F16C (else through the f32 path, and this test checks nothing new).
+    let m = Embedder::load_with(&model_dir(), true).expect("model");
+    let (texts, reference) = reference();
+    let full = m.embed(&texts).expect("embed");
+    for (i, text) in texts.iter().enumerate() {
+        let q = m.embed_question(text).expect("question");
+        let (to_full, to_reference) = (dot(&q, &full[i]), dot(&q, &reference[i]));
+        assert!(
+            to_full >= 0.9999 && to_reference >= 0.9999,
+            "text {i}: cosine {to_full} to f32, {to_reference} to sentence-transformers"
+        );
+    }
 }
