@@ -86,21 +86,24 @@ fn main() {
         engine.semantic_coverage() * 100.0
     );
     // A new question costs one forward pass (the daemon's recent-question cache is bypassed by
-    // making every question distinct).
-    if let Ok(embedder) =
-        fittok_engine::embed::model_dir().and_then(|dir| fittok_engine::embed::Embedder::load(&dir))
-    {
-        let mut times = Vec::new();
-        for i in 0..100 {
-            let q = format!("{} (variant {i})", questions[i % questions.len()]);
-            let t = Instant::now();
-            if embedder.embed_question(&q).is_ok() {
-                times.push(ms(t.elapsed()));
+    // making every question distinct): f32 weights and f16 weights side by side.
+    if let Ok(dir) = fittok_engine::embed::model_dir() {
+        for (label, half) in [("f32 weights", false), ("f16 weights", true)] {
+            let Ok(embedder) = fittok_engine::embed::Embedder::load_with(&dir, half) else {
+                continue;
+            };
+            let mut times = Vec::new();
+            for i in 0..100 {
+                let q = format!("{} (variant {i})", questions[i % questions.len()]);
+                let t = Instant::now();
+                if embedder.embed_question(&q).is_ok() {
+                    times.push(ms(t.elapsed()));
+                }
             }
-        }
-        times.sort_by(f64::total_cmp);
-        if let Some(p50) = times.get(times.len() / 2) {
-            println!("question embedding (100 new questions): p50 {p50:.1} ms");
+            times.sort_by(f64::total_cmp);
+            if let Some(p50) = times.get(times.len() / 2) {
+                println!("question embedding, {label} (100 new questions): p50 {p50:.1} ms");
+            }
         }
     }
     let mut lat = Vec::new();
