@@ -13,16 +13,8 @@ use candle_nn::VarBuilder;
 use super::half::HalfDense;
 
 /// Above this many rows (tokens) a product is bound by arithmetic, where gemm's f32 kernels
-/// are faster than widening f16 weights.
+/// beat the f16 kernel: f16 weights are widened for it, one layer at a time.
 const HALF_MAX_ROWS: usize = 64;
-
-/// The weights a forward pass multiplies by: f32 always exists; f16 exists when
-/// [`Bert::load`] was asked for it and the CPU can run `half`'s kernel (else f32 is used).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Precision {
-    Full,
-    Half,
-}
 
 /// The model's `config.json`, the fields this encoder reads.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -51,12 +43,15 @@ fn default_act() -> String {
     "gelu".into()
 }
 
-/// A dense layer with its weight stored as `[in, out]`, contiguous; and, where the question
-/// path uses them, the same weights as f16 panels.
+/// A dense layer: its weight as `[in, out]` — f32 and contiguous, or f16 panels.
 struct Dense {
-    weight_t: Tensor,
+    weight: Weight,
     bias: Tensor,
-    half: Option<HalfDense>,
+}
+
+enum Weight {
+    Full(Tensor),
+    Half(HalfDense),
 }
 
 /// `[rows, cols]` → `[cols, rows]`, contiguous. candle's strided copy walks an index per
@@ -81,42 +76,60 @@ impl Dense {
     fn load(vb: &VarBuilder, inp: usize, out: usize) -> candle_core::Result<Dense> {
         let w = vb.get((out, inp), "weight")?;
         Ok(Dense {
-            weight_t: transpose(&w, out, inp)?,
+            weight: Weight::Full(transpose(&w, out, inp)?),
             bias: vb.get(out, "bias")?,
-            half: None,
         })
+    }
+
+    fn full(&self) -> candle_core::Result<&Tensor> {
+        match &self.weight {
+            Weight::Full(w) => Ok(w),
+            Weight::Half(_) => candle_core::bail!("layer already stored as f16"),
+        }
     }
 
     /// Stacks several layers reading the same input into one (query, key, value).
     fn fused(parts: &[Dense]) -> candle_core::Result<Dense> {
-        let ws: Vec<&Tensor> = parts.iter().map(|d| &d.weight_t).collect();
+        let ws = parts
+            .iter()
+            .map(Dense::full)
+            .collect::<candle_core::Result<Vec<_>>>()?;
         let bs: Vec<&Tensor> = parts.iter().map(|d| &d.bias).collect();
         Ok(Dense {
-            weight_t: Tensor::cat(&ws, 1)?.contiguous()?,
+            weight: Weight::Full(Tensor::cat(&ws, 1)?.contiguous()?),
             bias: Tensor::cat(&bs, 0)?,
-            half: None,
         })
     }
 
-    /// Adds the f16 copy (when the CPU has the kernel's instructions).
-    fn with_half(mut self) -> candle_core::Result<Dense> {
-        let (k, n) = self.weight_t.dims2()?;
-        let w = self.weight_t.flatten_all()?.to_vec1::<f32>()?;
-        self.half = HalfDense::new(&w, k, n, &self.bias.to_vec1::<f32>()?);
-        Ok(self)
+    /// Stores the weight as f16 panels instead, when the CPU has the kernel's instructions.
+    fn into_half(self) -> candle_core::Result<Dense> {
+        let w = self.full()?;
+        let (k, n) = w.dims2()?;
+        let values = w.flatten_all()?.to_vec1::<f32>()?;
+        match HalfDense::new(&values, k, n, &self.bias.to_vec1::<f32>()?) {
+            Some(half) => Ok(Dense {
+                weight: Weight::Half(half),
+                bias: self.bias,
+            }),
+            None => Ok(self),
+        }
     }
 
-    /// `x`: `[rows, in]` → `[rows, out]`; on the f16 weights when asked, present, and the
-    /// product is skinny enough to be bound by reading weights.
-    fn forward(&self, x: &Tensor, precision: Precision) -> candle_core::Result<Tensor> {
+    /// `x`: `[rows, in]` → `[rows, out]`.
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (rows, _) = x.dims2()?;
-        if let (Precision::Half, Some(half), true) = (precision, &self.half, rows <= HALF_MAX_ROWS)
-        {
-            let y = half.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
-            let n = y.len() / rows.max(1);
-            return Tensor::from_vec(y, (rows, n), x.device());
+        match &self.weight {
+            Weight::Full(w) => x.matmul(w)?.broadcast_add(&self.bias),
+            Weight::Half(half) if rows <= HALF_MAX_ROWS => {
+                let y = half.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
+                Tensor::from_vec(y, (rows, half.outputs()), x.device())
+            }
+            Weight::Half(half) => {
+                let w =
+                    Tensor::from_vec(half.widen(), (half.inputs(), half.outputs()), x.device())?;
+                x.matmul(&w)?.broadcast_add(&self.bias)
+            }
         }
-        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
     }
 }
 
@@ -160,8 +173,8 @@ pub struct Bert {
 }
 
 impl Bert {
-    /// Loads the encoder; `half` also keeps f16 copies of the linear layers for
-    /// [`Precision::Half`] passes.
+    /// Loads the encoder; `half` stores the dense layers' weights as f16 (where the CPU can
+    /// run `half.rs`'s kernel): half the memory, and a short text's pass reads half the bytes.
     pub fn load(vb: VarBuilder, cfg: &Config, half: bool) -> candle_core::Result<Bert> {
         if cfg.hidden_act != "gelu" {
             candle_core::bail!("unsupported activation {:?}", cfg.hidden_act);
@@ -177,7 +190,7 @@ impl Bert {
         };
         let h = cfg.hidden_size;
         let e = vb.pp("embeddings");
-        let maybe_half = |d: Dense| if half { d.with_half() } else { Ok(d) };
+        let maybe_half = |d: Dense| if half { d.into_half() } else { Ok(d) };
         let layers = (0..cfg.num_hidden_layers)
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
@@ -221,12 +234,7 @@ impl Bert {
 
     /// `ids` and `mask`: `[batch, len]` (u32); returns the last hidden states `[batch, len,
     /// hidden]`. Token types are all 0 (single sentences).
-    pub fn forward(
-        &self,
-        ids: &Tensor,
-        mask: &Tensor,
-        precision: Precision,
-    ) -> candle_core::Result<Tensor> {
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
         let (b, len) = ids.dims2()?;
         let (h, heads) = (self.hidden, self.heads);
         let d = h / heads;
@@ -243,7 +251,7 @@ impl Bert {
             t.reshape((b, len, heads, d))?.transpose(1, 2)?.contiguous()
         };
         for layer in &self.layers {
-            let qkv = layer.qkv.forward(&x, precision)?;
+            let qkv = layer.qkv.forward(&x)?;
             let q = split(qkv.narrow(1, 0, h)?)?;
             let k = split(qkv.narrow(1, h, h)?)?;
             let v = split(qkv.narrow(1, 2 * h, h)?)?;
@@ -256,11 +264,11 @@ impl Bert {
                 .reshape((b * len, h))?;
             let attended = layer
                 .attn_norm
-                .forward(&(layer.attn_out.forward(&ctx, precision)? + &x)?)?;
-            let up = layer.up.forward(&attended, precision)?.gelu_erf()?;
+                .forward(&(layer.attn_out.forward(&ctx)? + &x)?)?;
+            let up = layer.up.forward(&attended)?.gelu_erf()?;
             x = layer
                 .out_norm
-                .forward(&(layer.down.forward(&up, precision)? + &attended)?)?;
+                .forward(&(layer.down.forward(&up)? + &attended)?)?;
         }
         x.reshape((b, len, h))
     }

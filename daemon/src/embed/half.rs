@@ -1,11 +1,13 @@
-//! A question's matrix products on half-precision weights.
+//! Dense weights in half precision, and the kernel for short texts.
 //!
 //! Why: a question is a dozen tokens, so each linear layer is a skinny product (12 × 384 by
 //! 384 × 1536) whose cost is reading the weights, not the arithmetic — 42 MB of f32 per
 //! forward pass. Kept here as f16 (21 MB) in column panels of [`NR`], each panel contiguous,
 //! and widened to f32 in registers (F16C) just before the fused multiply-adds, the same
-//! products read half the bytes in one sequential sweep. Activations and sums stay f32: the
-//! vectors keep cosine ≥ 0.9999 with the f32 path (tested).
+//! products read half the bytes in one sequential sweep, and the model takes half the memory.
+//! Tall products (batches of code) widen a layer's weights to f32 for gemm, one layer at a
+//! time. Activations and sums stay f32: vectors keep cosine ≥ 0.9999 with sentence-
+//! transformers (tested).
 //!
 //! x86-64 with AVX2, FMA and F16C only (every x86-64 CPU since 2013–2015); elsewhere
 //! [`HalfDense::new`] returns `None` and the f32 path is used. Unoptimised (debug) builds do
@@ -67,6 +69,33 @@ impl HalfDense {
         })
     }
 
+    pub fn inputs(&self) -> usize {
+        self.k
+    }
+
+    pub fn outputs(&self) -> usize {
+        self.n
+    }
+
+    /// The weight back as row-major f32 `[k, n]`, for products too tall for the kernel.
+    pub fn widen(&self) -> Vec<f32> {
+        let (k, n) = (self.k, self.n);
+        let mut out = vec![0.0f32; k * n];
+        for (p, panel) in self.panels.chunks_exact(k * NR).enumerate() {
+            for (row, src) in panel.chunks_exact(NR).enumerate() {
+                let dst = &mut out[row * n + p * NR..][..NR];
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: a HalfDense exists only where `supported()` holds; NR values each.
+                unsafe {
+                    x86::to_single(src, dst)
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let _ = (src, dst);
+            }
+        }
+        out
+    }
+
     /// `x` (`[rows, k]`, row-major) times the weight, plus the bias: `[rows, n]`. Panels are
     /// spread over the current rayon pool.
     pub fn forward(&self, x: &[f32], rows: usize) -> Vec<f32> {
@@ -117,6 +146,18 @@ mod x86 {
             unsafe {
                 let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr()));
                 _mm_storeu_si128(d.as_mut_ptr().cast(), h);
+            }
+        }
+    }
+
+    /// Widens NR f16 to f32 (exact).
+    #[target_feature(enable = "avx2,f16c")]
+    pub unsafe fn to_single(src: &[u16], dst: &mut [f32]) {
+        for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
+            // SAFETY: 8 halves read, 8 floats written, both within the chunks.
+            unsafe {
+                let f = _mm256_cvtph_ps(_mm_loadu_si128(s.as_ptr().cast()));
+                _mm256_storeu_ps(d.as_mut_ptr(), f);
             }
         }
     }
@@ -222,6 +263,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn widening_gives_back_the_rounded_weights() {
+        if !supported() {
+            return;
+        }
+        let (k, n) = (3, 32);
+        let weight: Vec<f32> = (0..k * n).map(|i| i as f32 / 4.0 - 7.0).collect();
+        let half = HalfDense::new(&weight, k, n, &[0.0; 32]).expect("supported");
+        assert_eq!(half.widen(), weight, "quarters are exact in f16");
     }
 
     #[test]

@@ -106,9 +106,9 @@ pub fn model_dir() -> Result<PathBuf, EmbedError> {
     )))
 }
 
-/// Whether questions use f16 weights: `FITTOK_EMBED_HALF` (0/1), else on in optimised builds
-/// (the kernel is intrinsics: unoptimised, it is slower than the f32 path).
-fn half_questions() -> bool {
+/// Whether the dense weights are kept as f16: `FITTOK_EMBED_HALF` (0/1), else on in optimised
+/// builds (the kernel is intrinsics: unoptimised, it is slower than the f32 path).
+fn half_weights() -> bool {
     match std::env::var("FITTOK_EMBED_HALF")
         .ok()
         .as_deref()
@@ -122,12 +122,12 @@ fn half_questions() -> bool {
 
 impl Embedder {
     pub fn load(dir: &Path) -> Result<Embedder, EmbedError> {
-        Self::load_with(dir, half_questions())
+        Self::load_with(dir, half_weights())
     }
 
-    /// Loads the model; `half_questions` embeds questions on f16 copies of the weights
-    /// (`half.rs`: half the bytes read per question, +21 MB resident), batches stay f32.
-    pub fn load_with(dir: &Path, half_questions: bool) -> Result<Embedder, EmbedError> {
+    /// Loads the model; `half_weights` keeps the dense weights as f16 where the CPU can use
+    /// them (`half.rs`: 21 MB instead of 42, and a question reads half the bytes).
+    pub fn load_with(dir: &Path, half_weights: bool) -> Result<Embedder, EmbedError> {
         let err = |message: String| EmbedError::Load {
             path: dir.to_path_buf(),
             message,
@@ -155,8 +155,7 @@ impl Embedder {
         // concurrent external truncation is outside what any mmap user can defend against.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device) }
             .map_err(|e| err(format!("model.safetensors: {e}")))?;
-        let model =
-            bert::Bert::load(vb, &config, half_questions).map_err(|e| err(e.to_string()))?;
+        let model = bert::Bert::load(vb, &config, half_weights).map_err(|e| err(e.to_string()))?;
         Ok(Embedder {
             model,
             tokenizer,
@@ -175,7 +174,7 @@ impl Embedder {
             }
         }
         let v = in_pool(&self.question_pool, || {
-            self.embed_in_place(&[question.to_string()], bert::Precision::Half)
+            self.embed_in_place(&[question.to_string()])
         })?
         .pop()
         .ok_or_else(|| EmbedError::Compute("no vector for the question".into()))?;
@@ -190,17 +189,11 @@ impl Embedder {
 
     /// Embeds texts; returns one unit vector of [`DIM`] floats per text, in order.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        in_pool(&self.batch_pool, || {
-            self.embed_in_place(texts, bert::Precision::Full)
-        })
+        in_pool(&self.batch_pool, || self.embed_in_place(texts))
     }
 
     /// [`Embedder::embed`] on the calling thread's rayon pool.
-    fn embed_in_place(
-        &self,
-        texts: &[String],
-        precision: bert::Precision,
-    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn embed_in_place(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         let encodings = self
             .tokenizer
@@ -227,7 +220,6 @@ impl Embedder {
             let vectors = self.forward(
                 &batch.iter().map(|&i| &encodings[i]).collect::<Vec<_>>(),
                 longest,
-                precision,
             )?;
             for (i, v) in batch.into_iter().zip(vectors) {
                 results[i] = Some(v);
@@ -244,7 +236,6 @@ impl Embedder {
         &self,
         encs: &[&tokenizers::Encoding],
         len: usize,
-        precision: bert::Precision,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let n = encs.len();
         let mut ids = Vec::with_capacity(n * len);
@@ -258,7 +249,7 @@ impl Embedder {
             }
         }
         let (ids, mask) = bert::inputs(ids, mask, n, len, &self.device)?;
-        let hidden = self.model.forward(&ids, &mask, precision)?;
+        let hidden = self.model.forward(&ids, &mask)?;
         let unit = bert::pool(&hidden, &mask)?;
         Ok(unit.to_vec2::<f32>()?)
     }
