@@ -25,6 +25,20 @@ pub enum TransportError {
     Unsupported,
 }
 
+impl TransportError {
+    /// A failed bind: `InUse` when another daemon holds the name, else the OS error.
+    fn bind(path: &std::path::Path, source: io::Error, in_use: bool) -> TransportError {
+        if in_use {
+            TransportError::InUse(path.to_path_buf())
+        } else {
+            TransportError::Bind {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
 /// The accepted connections, already filtered to our own user, and what to clean up after.
 pub struct Listening<S> {
     pub incoming: S,
@@ -194,14 +208,8 @@ mod unix {
             }
         }
         let listener = tokio::net::UnixListener::bind(path).map_err(|source| {
-            if source.kind() == io::ErrorKind::AddrInUse {
-                TransportError::InUse(path.to_path_buf())
-            } else {
-                TransportError::Bind {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            }
+            let in_use = source.kind() == io::ErrorKind::AddrInUse;
+            TransportError::bind(path, source, in_use)
         })?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(
             |source| TransportError::Bind {

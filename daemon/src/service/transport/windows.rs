@@ -69,14 +69,8 @@ pub async fn listen(
     TransportError,
 > {
     let mut next = instance(path, true).map_err(|source| {
-        if source.raw_os_error() == Some(ERROR_ACCESS_DENIED) {
-            TransportError::InUse(path.to_path_buf())
-        } else {
-            TransportError::Bind {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
+        let in_use = source.raw_os_error() == Some(ERROR_ACCESS_DENIED);
+        TransportError::bind(path, source, in_use)
     })?;
     tracing::info!(pipe = %path.display(), "listening");
     let (tx, rx) = tokio::sync::mpsc::channel(16);
