@@ -334,7 +334,7 @@ fn ctrl_c_stops_the_stream_cleanly() {
     assert!(query(&env, &repo, &[], &["--code"]).status.success());
     let mut script = anthropic_ok(&["first words "]);
     let tail = script.split_off(4);
-    script.push(" ".repeat(1)); // keeps the connection busy
+    script.push(" ".to_string()); // keeps the connection busy
     let slow: Script = script
         .into_iter()
         .chain(std::iter::repeat_n(String::new(), 200))

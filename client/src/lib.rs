@@ -233,10 +233,10 @@ async fn spawn_locked(opts: &DaemonOptions) -> Result<Client, ClientError> {
             source,
         })?;
     // Another client may have started it while we waited for the lock.
-    if let Ok((client, reply)) = hello(&opts.socket, &opts.client).await {
-        if !is_older(reply.protocol, &reply.version) {
-            return Ok(client);
-        }
+    if let Ok((client, reply)) = hello(&opts.socket, &opts.client).await
+        && !is_older(reply.protocol, &reply.version)
+    {
+        return Ok(client);
     }
     spawn_detached(opts)?;
     let t = Instant::now();

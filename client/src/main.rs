@@ -328,7 +328,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let repo = resolve_repo(repo.as_deref())?;
             if cli.no_daemon {
                 let mut args = vec!["expand".as_ref(), repo.as_os_str()];
-                args.extend(ids.iter().map(|i| std::ffi::OsStr::new(i)));
+                args.extend(ids.iter().map(std::ffi::OsStr::new));
                 return in_process(&opts, &args);
             }
             let mut client = fittok_client::ensure(&opts).await?;

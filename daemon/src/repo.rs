@@ -98,10 +98,10 @@ fn parse_some(
                     let f = &files[i];
                     local.push((k, (i, Arc::new(parse_file(&f.path, f.lang, &f.bytes)))));
                     let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    if let Some(report) = progress {
-                        if n % 16 == 0 || n == which.len() {
-                            report(Phase::Parse, n, which.len());
-                        }
+                    if let Some(report) = progress
+                        && (n.is_multiple_of(16) || n == which.len())
+                    {
+                        report(Phase::Parse, n, which.len());
                     }
                 }
                 if let Ok(mut r) = results.lock() {
@@ -174,10 +174,10 @@ fn parse_cached(
         .iter()
         .map(|(i, p)| (stamps[*i], p.as_ref()))
         .collect();
-    if !to_store.is_empty() || reused != files.len() {
-        if let Err(e) = store.put_parses(&root_key, &to_store, present) {
-            tracing::warn!(error = %e, "parse cache write failed");
-        }
+    if (!to_store.is_empty() || reused != files.len())
+        && let Err(e) = store.put_parses(&root_key, &to_store, present)
+    {
+        tracing::warn!(error = %e, "parse cache write failed");
     }
     for (i, p) in fresh {
         out[i] = Some(p);

@@ -108,10 +108,10 @@ pub fn truncate(enc: Encoding, text: &str, max: usize) -> String {
     // A cut inside a multi-byte character does not decode: step back until it does.
     let mut n = max;
     while n > 0 {
-        if let Ok(s) = b.decode(&ids[..n]) {
-            if count(enc, &s) <= max {
-                return s;
-            }
+        if let Ok(s) = b.decode(&ids[..n])
+            && count(enc, &s) <= max
+        {
+            return s;
         }
         n -= 1;
     }

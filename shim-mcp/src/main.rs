@@ -111,10 +111,8 @@ impl Shim {
     /// A connected client, started or reconnected as needed.
     async fn client(&self, fresh: bool) -> Result<Client, String> {
         let mut slot = self.state.client.lock().await;
-        if !fresh {
-            if let Some(c) = slot.as_ref() {
-                return Ok(c.clone());
-            }
+        if !fresh && let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
         }
         match fittok_client::ensure(&self.state.daemon).await {
             Ok(c) => {
@@ -146,20 +144,17 @@ impl Shim {
         let supports_roots = peer
             .peer_info()
             .is_some_and(|info| info.capabilities.roots.is_some());
-        if supports_roots {
-            if let Ok(Ok(roots)) =
+        if supports_roots
+            && let Ok(Ok(roots)) =
                 tokio::time::timeout(Duration::from_secs(2), peer.list_roots()).await
-            {
-                if let Some(path) = roots
-                    .roots
-                    .iter()
-                    .find_map(|r| r.uri.strip_prefix("file://"))
-                    .map(PathBuf::from)
-                    .filter(|p| p.is_dir())
-                {
-                    return Ok(path);
-                }
-            }
+            && let Some(path) = roots
+                .roots
+                .iter()
+                .find_map(|r| r.uri.strip_prefix("file://"))
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir())
+        {
+            return Ok(path);
         }
         let cwd = std::env::current_dir()
             .map_err(|e| format!("no repo given and the working directory is unreadable: {e}"))?;

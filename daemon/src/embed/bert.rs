@@ -179,7 +179,8 @@ impl Bert {
         if cfg.hidden_act != "gelu" {
             candle_core::bail!("unsupported activation {:?}", cfg.hidden_act);
         }
-        if cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
+        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
+        {
             candle_core::bail!("hidden size not divisible by the number of heads");
         }
         // Checkpoints saved from BertForX prefix every name with "bert.".

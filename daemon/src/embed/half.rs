@@ -45,7 +45,7 @@ impl HalfDense {
     /// From a row-major `[k, n]` weight and its bias; `None` when the CPU lacks the kernel's
     /// instructions or `n` is not a whole number of panels.
     pub fn new(weight: &[f32], k: usize, n: usize, bias: &[f32]) -> Option<HalfDense> {
-        if !supported() || n % NR != 0 || weight.len() != k * n || bias.len() != n {
+        if !supported() || !n.is_multiple_of(NR) || weight.len() != k * n || bias.len() != n {
             return None;
         }
         let mut panels = vec![0u16; k * n];

@@ -168,10 +168,10 @@ impl Embedder {
 
     /// Embeds one question, reusing the vector of a recent identical one.
     pub fn embed_question(&self, question: &str) -> Result<Vec<f32>, EmbedError> {
-        if let Ok(recent) = self.recent.lock() {
-            if let Some((_, v)) = recent.iter().find(|(q, _)| q == question) {
-                return Ok(v.clone());
-            }
+        if let Ok(recent) = self.recent.lock()
+            && let Some((_, v)) = recent.iter().find(|(q, _)| q == question)
+        {
+            return Ok(v.clone());
         }
         let v = in_pool(&self.question_pool, || {
             self.embed_in_place(&[question.to_string()])

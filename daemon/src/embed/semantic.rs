@@ -164,10 +164,10 @@ impl SemanticIndex {
                     self.filled.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            if let Some(store) = store {
-                if let Err(e) = store.put_vectors(&items) {
-                    tracing::warn!(error = %e, "vector store write failed; vectors kept in memory");
-                }
+            if let Some(store) = store
+                && let Err(e) = store.put_vectors(&items)
+            {
+                tracing::warn!(error = %e, "vector store write failed; vectors kept in memory");
             }
             done += chunk.len();
         }

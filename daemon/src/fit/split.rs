@@ -78,7 +78,7 @@ impl<'a> Planner<'a> {
     pub fn new(text: &str, opts: &'a FitOptions, advisor: Option<&'a dyn Advisor>) -> Planner<'a> {
         let crlf = text.contains("\r\n");
         let text = text.replace("\r\n", "\n");
-        let query_terms = opts.query.as_deref().map(|q| words(q)).unwrap_or_default();
+        let query_terms = opts.query.as_deref().map(words).unwrap_or_default();
         Planner {
             opts,
             crlf,
@@ -272,10 +272,10 @@ impl<'a> Planner<'a> {
             }
         }
         let body = &lines[s.start + s.head..s.end];
-        if self.opts.level >= 2.0 {
-            if let Some(t) = self.lexical_teaser(body) {
-                return t;
-            }
+        if self.opts.level >= 2.0
+            && let Some(t) = self.lexical_teaser(body)
+        {
+            return t;
         }
         let first: Vec<&Line> = body
             .iter()

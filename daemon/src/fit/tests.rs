@@ -225,7 +225,7 @@ fn random_markdown_never_panics_and_keeps_the_invariants() {
             seed ^= seed >> 7;
             seed ^= seed << 17;
             doc.push_str(pieces[(seed % pieces.len() as u64) as usize]);
-            if seed % 5 == 0 {
+            if seed.is_multiple_of(5) {
                 doc.push_str(&"filler words ".repeat((seed % 40) as usize));
                 doc.push('\n');
             }

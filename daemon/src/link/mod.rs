@@ -160,10 +160,9 @@ impl Graph {
         if file.lang.family() == Lang::JavaScript.family()
             && def.parent.is_none()
             && def.kind == DefKind::Function
+            && let Some((owner, _)) = def.qualified_name.rsplit_once('.')
         {
-            if let Some((owner, _)) = def.qualified_name.rsplit_once('.') {
-                return Some(owner.rsplit('.').next().unwrap_or(owner).to_string());
-            }
+            return Some(owner.rsplit('.').next().unwrap_or(owner).to_string());
         }
         let parent = self.parent(node)?;
         let p = self.def(parent);

@@ -317,12 +317,12 @@ impl<'a> FileScope<'a> {
             return wild;
         }
         // 4. Java: an unqualified call is a method of this class or a base.
-        if self.lang == Lang::Java {
-            if let Some(owner) = self.self_type(scope) {
-                let m = self.members_of(&owner, name);
-                if !m.is_empty() {
-                    return m;
-                }
+        if self.lang == Lang::Java
+            && let Some(owner) = self.self_type(scope)
+        {
+            let m = self.members_of(&owner, name);
+            if !m.is_empty() {
+                return m;
             }
         }
         // 5. A unique definition of that name in the language (tests only as a last resort).
@@ -459,12 +459,13 @@ impl<'a> FileScope<'a> {
         let last = recv.rsplit(sep).next().unwrap_or(recv);
         let first = recv.split(sep).next().unwrap_or(recv);
         // `a.b.f()` where `a` or `a.b` is an imported module: look inside.
-        if sep == "." && first != recv {
-            if let Some(b) = self.bindings.get(first) {
-                if b.defs.is_empty() && b.files.is_empty() {
-                    return Vec::new(); // an external module
-                }
-            }
+        if sep == "."
+            && first != recv
+            && let Some(b) = self.bindings.get(first)
+            && b.defs.is_empty()
+            && b.files.is_empty()
+        {
+            return Vec::new(); // an external module
         }
         if last == "Self" {
             return self

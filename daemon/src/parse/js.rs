@@ -235,11 +235,11 @@ fn declarator(cx: &mut Cx, node: Node) {
             class(cx, v, outer, name, DefKind::Class);
         }
         (Some(name), Some(v)) => {
-            if v.kind() == "new_expression" {
-                if let Some(ctor) = v.child_by_field_name("constructor") {
-                    let ty = cx.text(ctor);
-                    cx.bind(name.clone(), base_type_name(&ty).to_string());
-                }
+            if v.kind() == "new_expression"
+                && let Some(ctor) = v.child_by_field_name("constructor")
+            {
+                let ty = cx.text(ctor);
+                cx.bind(name.clone(), base_type_name(&ty).to_string());
             }
             if v.kind() == "call_expression" && is_require(cx, v) {
                 require(
@@ -279,16 +279,15 @@ fn declarator(cx: &mut Cx, node: Node) {
 /// The statement a declarator belongs to (with `export`), so ranges include the keyword.
 fn declaration_extent(declarator: Node) -> Node {
     let mut outer = declarator;
-    if let Some(p) = declarator.parent() {
-        if matches!(p.kind(), "lexical_declaration" | "variable_declaration")
-            && p.named_child_count() == 1
+    if let Some(p) = declarator.parent()
+        && matches!(p.kind(), "lexical_declaration" | "variable_declaration")
+        && p.named_child_count() == 1
+    {
+        outer = p;
+        if let Some(pp) = p.parent()
+            && pp.kind() == "export_statement"
         {
-            outer = p;
-            if let Some(pp) = p.parent() {
-                if pp.kind() == "export_statement" {
-                    outer = pp;
-                }
-            }
+            outer = pp;
         }
     }
     outer
@@ -347,12 +346,12 @@ fn assignment(cx: &mut Cx, node: Node) {
     if right.kind() == "call_expression" && is_require(cx, right) {
         return require(cx, right, None);
     }
-    if right.kind() == "new_expression" {
-        if let Some(ctor) = right.child_by_field_name("constructor") {
-            let ty = cx.text(ctor);
-            let left = cx.text(left);
-            cx.bind(left, base_type_name(&ty).to_string());
-        }
+    if right.kind() == "new_expression"
+        && let Some(ctor) = right.child_by_field_name("constructor")
+    {
+        let ty = cx.text(ctor);
+        let left = cx.text(left);
+        cx.bind(left, base_type_name(&ty).to_string());
     }
     cx.children(node, visit);
 }

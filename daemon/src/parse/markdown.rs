@@ -72,18 +72,17 @@ pub fn headings_in_bytes(bytes: &[u8]) -> Vec<Heading> {
             let underline = trimmed.trim_end();
             if !underline.is_empty()
                 && (underline.chars().all(|c| c == '=') || underline.chars().all(|c| c == '-'))
+                && let Some((line, byte, text)) = prev_paragraph.take()
             {
-                if let Some((line, byte, text)) = prev_paragraph.take() {
-                    let level = if underline.starts_with('=') { 1 } else { 2 };
-                    out.push(Heading {
-                        level,
-                        text,
-                        line,
-                        byte,
-                        height: 2,
-                    });
-                    continue;
-                }
+                let level = if underline.starts_with('=') { 1 } else { 2 };
+                out.push(Heading {
+                    level,
+                    text,
+                    line,
+                    byte,
+                    height: 2,
+                });
+                continue;
             }
         }
         prev_paragraph = if trimmed.is_empty() || indent >= 4 {

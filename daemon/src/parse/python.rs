@@ -186,15 +186,14 @@ fn assignment(cx: &mut Cx, node: Node) {
     };
     let left_text = cx.text(left);
     // `x = Foo(...)` binds x to Foo for receiver resolution; `self.x = Foo()` binds `self.x`.
-    if right.kind() == "call" {
-        if let Some(f) = right.child_by_field_name("function") {
-            if matches!(f.kind(), "identifier" | "attribute") {
-                let ty = cx.text(f);
-                let base = ty.rsplit('.').next().unwrap_or(&ty).to_string();
-                if base.chars().next().is_some_and(char::is_uppercase) {
-                    cx.bind(left_text.clone(), base);
-                }
-            }
+    if right.kind() == "call"
+        && let Some(f) = right.child_by_field_name("function")
+        && matches!(f.kind(), "identifier" | "attribute")
+    {
+        let ty = cx.text(f);
+        let base = ty.rsplit('.').next().unwrap_or(&ty).to_string();
+        if base.chars().next().is_some_and(char::is_uppercase) {
+            cx.bind(left_text.clone(), base);
         }
     }
     if let Some(ty) = node.child_by_field_name("type") {

@@ -148,20 +148,20 @@ fn item(cx: &mut Cx, node: Node, kind: DefKind) {
         cx.mark_test(idx);
     }
     cx.within(idx, false, |cx| {
-        if kind == DefKind::Trait {
-            if let Some(bounds) = node.child_by_field_name("bounds") {
-                heritage(cx, bounds, RefKind::Inherits);
-            }
+        if kind == DefKind::Trait
+            && let Some(bounds) = node.child_by_field_name("bounds")
+        {
+            heritage(cx, bounds, RefKind::Inherits);
         }
         for field in ["type", "value", "parameters"] {
             if let Some(child) = node.child_by_field_name(field) {
                 visit(cx, child);
             }
         }
-        if let Some(body) = body {
-            if kind != DefKind::Macro {
-                cx.children(body, visit);
-            }
+        if let Some(body) = body
+            && kind != DefKind::Macro
+        {
+            cx.children(body, visit);
         }
     });
 }

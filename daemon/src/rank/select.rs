@@ -128,10 +128,10 @@ impl Ctx<'_> {
                 let mut seen = HashSet::new();
                 let mut w = 0.0;
                 crate::index::tokenize::for_each_token(l, |t| {
-                    if let Some(x) = terms.get(t) {
-                        if seen.insert(t.to_string()) {
-                            w += x;
-                        }
+                    if let Some(x) = terms.get(t)
+                        && seen.insert(t.to_string())
+                    {
+                        w += x;
                     }
                 });
                 w
@@ -451,24 +451,25 @@ pub fn select(
             score: r.score,
         });
         // The code a fix edits lives with its file's imports: show them for the first files.
-        if !is_file && header_files.contains(&g.nodes[node as usize].file) {
-            if let Some(f) = file_node(g, node).filter(|f| !shown.contains(f)) {
-                let limit = if capped {
-                    (budget / 16).max(100).min(budget.saturating_sub(used))
-                } else {
-                    UNCAPPED_HEADER_CAP
-                };
-                if let Some((mode, text, tokens)) = cx.header_within(f, limit) {
-                    used += tokens;
-                    shown.insert(f);
-                    blocks.push(Block {
-                        node: f,
-                        mode,
-                        text,
-                        tokens,
-                        score: r.score,
-                    });
-                }
+        if !is_file
+            && header_files.contains(&g.nodes[node as usize].file)
+            && let Some(f) = file_node(g, node).filter(|f| !shown.contains(f))
+        {
+            let limit = if capped {
+                (budget / 16).max(100).min(budget.saturating_sub(used))
+            } else {
+                UNCAPPED_HEADER_CAP
+            };
+            if let Some((mode, text, tokens)) = cx.header_within(f, limit) {
+                used += tokens;
+                shown.insert(f);
+                blocks.push(Block {
+                    node: f,
+                    mode,
+                    text,
+                    tokens,
+                    score: r.score,
+                });
             }
         }
     }

@@ -145,16 +145,14 @@ fn purpose(g: &Graph, files: &[u32]) -> String {
             .rsplit('/')
             .next()
             .is_some_and(|n| n.to_lowercase().starts_with("readme"))
-        {
-            if let Some(doc) = f
+            && let Some(doc) = f
                 .definitions
                 .iter()
                 .filter_map(|d| d.doc.as_deref())
                 .map(first_sentence)
                 .find(|s| !s.is_empty())
-            {
-                return format!("Purpose: {doc}");
-            }
+        {
+            return format!("Purpose: {doc}");
         }
     }
     let names: Vec<&str> = files

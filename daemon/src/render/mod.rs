@@ -243,13 +243,13 @@ fn compose(
             s.push_str(&format!("→ {} (~{} tokens)\n", p.id, p.tokens));
         }
     }
-    if let Some((shown, whole)) = savings {
-        if whole > shown {
-            s.push_str(&format!(
-                "\nfittok: {shown} tokens instead of {whole} for reading these files whole (−{:.0}%)\n",
-                100.0 * (1.0 - shown as f64 / whole as f64)
-            ));
-        }
+    if let Some((shown, whole)) = savings
+        && whole > shown
+    {
+        s.push_str(&format!(
+            "\nfittok: {shown} tokens instead of {whole} for reading these files whole (−{:.0}%)\n",
+            100.0 * (1.0 - shown as f64 / whole as f64)
+        ));
     }
     s
 }

@@ -99,18 +99,17 @@ impl Residents {
                 }
             }
         }
-        if outcome.is_ok() {
-            if let Ok(stale) = engine.stale_paths() {
-                if !stale.is_empty() {
-                    self.on_batch(
-                        &resident.root,
-                        Batch {
-                            paths: stale,
-                            rescan: false,
-                        },
-                    );
-                }
-            }
+        if outcome.is_ok()
+            && let Ok(stale) = engine.stale_paths()
+            && !stale.is_empty()
+        {
+            self.on_batch(
+                &resident.root,
+                Batch {
+                    paths: stale,
+                    rescan: false,
+                },
+            );
         }
     }
 

@@ -259,10 +259,10 @@ impl Residents {
 
     /// Hands a snapshot with nodes lacking vectors to the background embedder.
     fn queue_embedding(&self, resident: &Arc<Resident>, engine: &Engine) {
-        if engine.semantic_missing() > 0 {
-            if let Ok(tx) = self.embed_queue.lock() {
-                let _ = tx.send(resident.clone());
-            }
+        if engine.semantic_missing() > 0
+            && let Ok(tx) = self.embed_queue.lock()
+        {
+            let _ = tx.send(resident.clone());
         }
     }
 

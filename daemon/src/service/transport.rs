@@ -188,13 +188,14 @@ mod unix {
             .map_err(dir_err)?;
             // Only tighten a directory we own (XDG_RUNTIME_DIR/fittok, the cache's run/); a
             // shared parent given through FITTOK_SOCKET is left alone.
-            if let Ok(meta) = std::fs::metadata(dir) {
-                if meta.uid() == own_uid() && meta.permissions().mode() & 0o077 != 0 {
-                    let is_ours = dir.file_name().is_some_and(|n| n == "fittok" || n == "run");
-                    if is_ours {
-                        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                            .map_err(dir_err)?;
-                    }
+            if let Ok(meta) = std::fs::metadata(dir)
+                && meta.uid() == own_uid()
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                let is_ours = dir.file_name().is_some_and(|n| n == "fittok" || n == "run");
+                if is_ours {
+                    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                        .map_err(dir_err)?;
                 }
             }
         }
