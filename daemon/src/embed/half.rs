@@ -101,12 +101,15 @@ impl HalfDense {
     pub fn forward(&self, x: &[f32], rows: usize) -> Vec<f32> {
         let (k, n) = (self.k, self.n);
         assert_eq!(x.len(), rows * k, "input is not [rows, k]");
-        // Results panel by panel ([panel][row][NR]), so each task owns a contiguous slice.
+        // Results panel by panel ([panel][row][NR]), so each task owns a contiguous slice; one
+        // run of panels per thread (a 384-wide layer is 24 panels: thirds of 8 would leave one
+        // of two threads twice the work).
         let mut by_panel = vec![0.0f32; rows * n];
+        let per_thread = (n / NR).div_ceil(rayon::current_num_threads()).max(1);
         by_panel
             .par_chunks_mut(rows * NR)
             .enumerate()
-            .with_min_len(8)
+            .with_min_len(per_thread)
             .for_each(|(p, out)| {
                 let w = &self.panels[p * k * NR..][..k * NR];
                 let bias = &self.bias[p * NR..][..NR];
