@@ -255,6 +255,28 @@ fn a_stale_socket_file_is_replaced() {
 }
 
 #[test]
+fn a_second_daemon_on_a_live_socket_refuses_and_the_first_keeps_serving() {
+    let env = DaemonEnv::new("in-use");
+    let repo = repo();
+    assert_answers_vat(&env, &repo);
+    let second = env
+        .cmd("fittokd")
+        .args(["serve", "--socket"])
+        .arg(&env.socket)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!second.status.success(), "a second daemon started");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("already serving on"),
+        "no clear error: {stderr}"
+    );
+    assert!(env.socket.exists(), "the live daemon's socket was removed");
+    assert_answers_vat(&env, &repo);
+}
+
+#[test]
 fn an_older_daemon_hands_over_to_a_newer_client() {
     let env = DaemonEnv::new("handover");
     let mut old = env
