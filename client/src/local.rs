@@ -36,14 +36,3 @@ pub async fn dial(path: &Path) -> io::Result<LocalStream> {
         }
     }
 }
-
-#[cfg(not(any(unix, windows)))]
-pub type LocalStream = tokio::io::DuplexStream;
-
-#[cfg(not(any(unix, windows)))]
-pub async fn dial(_path: &Path) -> io::Result<LocalStream> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "fittok's local transport exists for Unix and Windows only",
-    ))
-}

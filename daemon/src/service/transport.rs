@@ -21,8 +21,6 @@ pub enum TransportError {
     TooLong(PathBuf),
     #[error("the listener inherited from the service manager is unusable: {0}")]
     Inherited(io::Error),
-    #[error("local sockets exist for Unix and Windows only")]
-    Unsupported,
 }
 
 impl TransportError {
@@ -45,20 +43,22 @@ pub struct Listening<S> {
     pub guard: SocketGuard,
 }
 
-/// Removes the socket file at exit, only if it is still the one this daemon bound: a
-/// successor may own the path by then. A pipe or an inherited socket leaves nothing behind.
+/// Removes the socket file at exit, only if it is still the one this daemon bound (path and
+/// inode): a successor may own the path by then. A pipe or an inherited socket owns nothing.
 pub struct SocketGuard {
-    path: PathBuf,
-    inode: Option<u64>,
+    bound: Option<(PathBuf, u64)>,
 }
 
 impl SocketGuard {
     pub fn release(self) {
         #[cfg(unix)]
-        if self.inode.is_some() && unix::socket_inode(&self.path) == self.inode {
-            let _ = std::fs::remove_file(&self.path);
+        if let Some((path, inode)) = self.bound
+            && unix::socket_inode(&path) == Some(inode)
+        {
+            let _ = std::fs::remove_file(&path);
         }
-        let _ = (self.path, self.inode);
+        #[cfg(not(unix))]
+        let _ = self.bound;
     }
 }
 
@@ -79,10 +79,10 @@ pub async fn listen(
         None => unix::bind(path).await?,
     };
     tracing::info!(socket = %path.display(), from_manager, "listening");
-    let inode = if from_manager {
+    let bound = if from_manager {
         None
     } else {
-        unix::socket_inode(path)
+        unix::socket_inode(path).map(|inode| (path.to_path_buf(), inode))
     };
     let incoming =
         tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
@@ -94,10 +94,7 @@ pub async fn listen(
         });
     Ok(Listening {
         incoming,
-        guard: SocketGuard {
-            path: path.to_path_buf(),
-            inode,
-        },
+        guard: SocketGuard { bound },
     })
 }
 

@@ -105,10 +105,7 @@ pub async fn listen(
     });
     Ok(Listening {
         incoming: tokio_stream::wrappers::ReceiverStream::new(rx),
-        guard: SocketGuard {
-            path: path.to_path_buf(),
-            inode: None,
-        },
+        guard: SocketGuard { bound: None },
     })
 }
 
