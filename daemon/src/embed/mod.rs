@@ -39,12 +39,11 @@ pub struct Embedder {
     tokenizer: Tokenizer,
     device: Device,
     /// Recent questions' vectors: an agent re-asks with another budget or after expanding,
-    /// and a question costs a full forward pass (~7 ms on 2 cores).
+    /// and a question costs a full forward pass (~5 ms on 2 cores).
     recent: std::sync::Mutex<std::collections::VecDeque<(String, Vec<f32>)>>,
     /// Separate rayon pools for questions and for batches: candle's ops hand work to the
     /// current pool, so a question never queues behind a background batch. Questions get two
-    /// threads (a dozen tokens is a matrix-vector product bound by reading 42 MB of weights;
-    /// two cores read faster); batches see [`batch_threads`].
+    /// threads (each takes one run of the f16 kernel's panels); batches see [`batch_threads`].
     question_pool: Option<rayon::ThreadPool>,
     batch_pool: Option<rayon::ThreadPool>,
 }
