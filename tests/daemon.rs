@@ -514,6 +514,27 @@ fn fit_generate_and_measure_through_the_daemon() {
     assert!(again.contains("already a fitted root"), "{again}");
     let missing = env.fittok(&["fit", "generate", "/no/such.md"]);
     assert_eq!(missing.status.code(), Some(1));
+
+    // A user's file under a name the plan picks is never overwritten: nothing is written.
+    let clash = TempRepo::new("fitclash");
+    clash.write("HANDBOOK.md", &doc);
+    let planned = dry
+        .split_whitespace()
+        .find(|w| w.starts_with("handbook/") && w.ends_with(".md"))
+        .expect("a planned subdocument")
+        .to_string();
+    clash.write(&planned, "the user's own notes");
+    clash.write("handbook/unrelated.md", "also theirs");
+    let cp = clash.path().join("HANDBOOK.md");
+    let refused = env.fittok(&["fit", "generate", cp.to_str().unwrap()]);
+    assert!(!refused.status.success(), "{}", stdout(&refused));
+    assert!(stderr(&refused).contains(&planned), "{}", stderr(&refused));
+    assert_eq!(
+        std::fs::read_to_string(clash.path().join(&planned)).unwrap(),
+        "the user's own notes"
+    );
+    assert_eq!(std::fs::read_to_string(&cp).unwrap(), doc, "the root is untouched");
+    assert!(!clash.path().join("handbook.unfit.md").exists());
 }
 
 #[test]
@@ -622,11 +643,41 @@ fn the_codebase_map_prints_or_fits_into_a_tree() {
         .parse()
         .unwrap();
     assert!(root_tokens <= 3000, "{written}");
-    // Re-running replaces the tree, leaving no stale subdocuments.
-    let stale = out_dir.path().join("codebase-map/stale.md");
-    std::fs::write(&stale, "old").unwrap();
+    // Re-running replaces what the map wrote, and keeps a file the user put in its folder.
+    let notes = out_dir.path().join("codebase-map/my-own-notes.md");
+    std::fs::write(&notes, "mine").unwrap();
+    repo.write("pkg0/extra.py", "def added_later():\n    return 1\n");
     ok(&env.fittok(&["map", path, "--fit", out_dir.path().to_str().unwrap()]));
-    assert!(!stale.exists());
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
+    // A user's file under a name the map plans is refused, not replaced.
+    let planned = std::fs::read_dir(out_dir.path().join("codebase-map"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "md") && p != &notes)
+        .expect("a subdocument");
+    std::fs::write(&planned, "the user's edit").unwrap();
+    let out = env.fittok(&["map", path, "--fit", out_dir.path().to_str().unwrap()]);
+    assert!(!out.status.success(), "overwrote a user's edit");
+    assert!(stderr(&out).contains("fittok did not write it"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&planned).unwrap(), "the user's edit");
+}
+
+#[test]
+fn a_socket_path_that_is_a_users_file_is_refused_and_kept() {
+    let env = DaemonEnv::new("not-socket");
+    std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
+    std::fs::write(&env.socket, "precious").unwrap();
+    let out = env
+        .cmd("fittokd")
+        .args(["serve", "--socket"])
+        .arg(&env.socket)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a socket"), "{err}");
+    assert_eq!(std::fs::read_to_string(&env.socket).unwrap(), "precious");
 }
 
 #[test]

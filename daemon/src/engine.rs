@@ -42,6 +42,22 @@ pub struct Query {
     pub freshness: Option<String>,
     /// Node ids the reader has already been shown: left out, and named in the answer.
     pub exclude: std::collections::HashSet<String>,
+    /// Which model orders the candidates (the learned ranker unless asked otherwise).
+    pub ranker: crate::rank::Ranker,
+}
+
+/// One candidate of a question with the learned ranker's features: what the training script
+/// labels against a fix's lines.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CandidateFeatures {
+    pub id: String,
+    pub path: String,
+    pub kind: &'static str,
+    pub start: u32,
+    pub end: u32,
+    /// Line ranges inside `start..=end` that belong to members, not to this node.
+    pub members: Vec<(u32, u32)>,
+    pub x: Vec<f32>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -404,7 +420,14 @@ impl Engine {
             self.similarities(&question)
         };
         let t = Instant::now();
-        let mut ranked = rank(g, &self.index, &question, &query_terms, sims.as_deref());
+        let mut ranked = rank(
+            g,
+            &self.index,
+            &question,
+            &query_terms,
+            sims.as_deref(),
+            q.ranker,
+        );
         tracing::debug!(us = t.elapsed().as_micros() as u64, "ranked");
         let mut already_shown = Vec::new();
         if !q.exclude.is_empty() {
@@ -501,6 +524,33 @@ impl Engine {
         a
     }
 
+    /// Every candidate the ranker would consider for `question`, with its features (no
+    /// semantics: the model is trained without vectors).
+    pub fn candidate_features(&self, question: &str) -> Vec<CandidateFeatures> {
+        let g = &self.repo.graph;
+        let question = self.boilerplate.strip(question);
+        let terms = crate::index::bm25::query_terms(&question);
+        crate::rank::candidate_features(g, &self.index, &question, &terms)
+            .into_iter()
+            .map(|(node, x)| {
+                let def = g.def(node);
+                CandidateFeatures {
+                    id: node_id(g, node),
+                    path: g.file_of(node).path.clone(),
+                    kind: def.kind.name(),
+                    start: def.start_line,
+                    end: def.end_line,
+                    members: g
+                        .members(node)
+                        .into_iter()
+                        .map(|m| (g.def(m).start_line, g.def(m).end_line))
+                        .collect(),
+                    x: x.to_vec(),
+                }
+            })
+            .collect()
+    }
+
     /// The self-contained HTML page of this repository's graph; with a question, the nodes its
     /// answer (at 4000 tokens) would show are highlighted.
     pub fn graph_page(&self, question: Option<&str>) -> String {
@@ -589,11 +639,13 @@ mod tests {
             "Étrange_nom ÉcoleNormale 東京 `add` --flag src/lib.rs:3",
             &"word ".repeat(2000),
         ];
-        for q in questions {
+        let rankers = [crate::rank::Ranker::Fusion, crate::rank::Ranker::Learned];
+        for (q, ranker) in questions.iter().flat_map(|q| rankers.map(|r| (q, r))) {
             for budget in [0, 1, 30, 120, 1000] {
                 let a = engine.query(&Query {
                     question: q.to_string(),
                     budget,
+                    ranker,
                     ..Query::default()
                 });
                 assert!(
@@ -604,16 +656,19 @@ mod tests {
                 assert_eq!(a.tokens, crate::tokens::count(Encoding::Cl100k, &a.text));
             }
         }
-        let a = engine.query(&Query {
-            question: "total of numbers in Calc".into(),
-            budget: 1000,
-            ..Query::default()
-        });
-        assert!(
-            a.nodes.iter().any(|n| n.name == "Calc::total"),
-            "{}",
-            a.text
-        );
+        for ranker in rankers {
+            let a = engine.query(&Query {
+                question: "total of numbers in Calc".into(),
+                budget: 1000,
+                ranker,
+                ..Query::default()
+            });
+            assert!(
+                a.nodes.iter().any(|n| n.name == "Calc::total"),
+                "{ranker:?}: {}",
+                a.text
+            );
+        }
         assert!(
             engine
                 .expand(&["src/lib.rs#Calc::total".into()])

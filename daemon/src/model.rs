@@ -97,6 +97,9 @@ pub enum DefKind {
     Section,
     /// A whole source file: its outline (module-level code and top-level signatures).
     File,
+    /// Code outside every definition: an import block, module-level statements, a type's
+    /// fields (see `parse::regions`). Not a member in outlines; a node of its own in ranking.
+    Region,
 }
 
 impl DefKind {
@@ -118,6 +121,7 @@ impl DefKind {
             DefKind::Macro => "macro",
             DefKind::Section => "section",
             DefKind::File => "file",
+            DefKind::Region => "region",
         }
     }
 

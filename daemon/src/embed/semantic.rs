@@ -30,7 +30,11 @@ pub fn embed_text(g: &Graph, sources: &Sources, node: u32) -> String {
 /// them out saves a large share of the embedding work on big repositories.
 pub fn embeddable(g: &Graph, node: u32) -> bool {
     let def = g.def(node);
-    !def.is_test && def.kind != crate::model::DefKind::Section
+    !def.is_test
+        && !matches!(
+            def.kind,
+            crate::model::DefKind::Section | crate::model::DefKind::Region
+        )
 }
 
 /// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot

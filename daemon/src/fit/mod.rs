@@ -11,6 +11,7 @@
 
 pub mod scan;
 mod split;
+pub mod write;
 #[cfg(test)]
 mod tests;
 
@@ -112,6 +113,8 @@ pub enum FitError {
     NoAdvisor,
     #[error("the LLM failed, nothing written: {0}")]
     Llm(String),
+    #[error("{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)")]
+    NotOurs(PathBuf),
 }
 
 /// One file of a tree.
@@ -264,6 +267,7 @@ pub fn generate_with(
     if dry_run {
         return Ok(report);
     }
+    write::check(&dir, &report.files, &dir.join(&stem), true)?;
     let backup = dir.join(format!("{stem}.unfit.md"));
     if !backup.exists() {
         std::fs::write(&backup, &text).map_err(|source| FitError::Io {
@@ -272,18 +276,9 @@ pub fn generate_with(
         })?;
         report.backup = Some(backup);
     }
-    // Subdocuments first, the root last: an interrupted run leaves the original in place.
-    for f in report.files.iter().skip(1) {
-        let p = dir.join(&f.rel);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| FitError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::write(&p, &f.text).map_err(|source| FitError::Io { path: p, source })?;
-    }
-    std::fs::write(path, &report.files[0].text).map_err(io)?;
+    // Subdocuments first, the root last, each atomically: an interrupted run leaves the
+    // original in place; a file fittok did not write is never replaced.
+    write::write_tree(&dir, &report.files, &dir.join(&stem), true)?;
     Ok(report)
 }
 

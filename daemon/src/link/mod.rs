@@ -141,6 +141,8 @@ impl Graph {
         } else {
             self.targets(node, &[EdgeKind::Contains]).collect()
         };
+        // Regions are the container's own lines, shown verbatim in its outline.
+        out.retain(|&m| self.def(m).kind != DefKind::Region);
         out.sort_by_key(|&n| (self.def(n).start_byte, n));
         out
     }

@@ -30,7 +30,7 @@ impl Symbols {
         };
         for node in 0..g.nodes.len() as u32 {
             let def = g.def(node);
-            if def.kind == DefKind::Section {
+            if matches!(def.kind, DefKind::Section | DefKind::Region) {
                 continue;
             }
             s.by_name.entry(def.name.clone()).or_default().push(node);
@@ -289,7 +289,7 @@ impl<'a> FileScope<'a> {
             .definitions
             .iter()
             .enumerate()
-            .filter(|(_, d)| d.name == name && d.kind != DefKind::Section)
+            .filter(|(_, d)| d.name == name && !matches!(d.kind, DefKind::Section | DefKind::Region))
             .filter(|(_, d)| match d.parent {
                 None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
                 Some(p) => {

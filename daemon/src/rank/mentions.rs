@@ -92,7 +92,8 @@ impl Mentions {
             let def = g.def(node);
             let file = g.nodes[node as usize].file;
             let mut s = 0.0;
-            if def.kind != DefKind::File && self.names.contains(&def.name.to_lowercase()) {
+            if !matches!(def.kind, DefKind::File | DefKind::Region)
+                && self.names.contains(&def.name.to_lowercase()) {
                 s += 3.0;
             }
             if let Some(&h) = file_hits.get(&file) {

@@ -182,8 +182,8 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
     Ok(reply)
 }
 
-/// Writes a codebase map into `req.fit_dir` as a tree: `codebase-map.md` and its folder. The
-/// folder is replaced whole, so a re-run leaves no stale subdocuments.
+/// Writes a codebase map into `req.fit_dir` as a tree: `codebase-map.md` and its folder. A
+/// re-run removes the subdocuments the previous map wrote and no longer needs; nothing else.
 pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, String> {
     let dir = std::path::Path::new(&req.fit_dir);
     if !dir.is_absolute() {
@@ -206,22 +206,16 @@ pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, S
         ..FitOptions::default()
     };
     let files = fit::plan(markdown, "codebase-map.md", &opts).map_err(|e| e.to_string())?;
-    let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
-    let folder = dir.join("codebase-map");
-    if folder.exists() {
-        std::fs::remove_dir_all(&folder).map_err(|e| io(&folder, e))?;
-    }
-    let mut out = Vec::new();
-    for f in &files {
-        let p = dir.join(&f.rel);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-        }
-        std::fs::write(&p, &f.text).map_err(|e| io(&p, e))?;
-        out.push(FitFileInfo {
-            path: p.display().to_string(),
+    // Only what an earlier map wrote is replaced or removed (its manifest says what that
+    // is); a user's file in the folder is kept, and one with a planned name stops the write.
+    fit::write::write_tree(dir, &files, &dir.join("codebase-map"), false)
+        .map_err(|e| e.to_string())?;
+    let out = files
+        .iter()
+        .map(|f| FitFileInfo {
+            path: dir.join(&f.rel).display().to_string(),
             tokens: f.tokens as u64,
-        });
-    }
+        })
+        .collect();
     Ok(out)
 }

@@ -245,6 +245,7 @@ impl Fittok for FittokService {
                 explain: req.explain as usize,
                 exclude: req.exclude.into_iter().collect(),
                 freshness: Some(resident.freshness()),
+                ranker: crate::rank::Ranker::default(),
             });
             let json = if req.json {
                 serde_json::to_string_pretty(&answer)

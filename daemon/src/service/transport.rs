@@ -21,6 +21,8 @@ pub enum TransportError {
     TooLong(PathBuf),
     #[error("the listener inherited from the service manager is unusable: {0}")]
     Inherited(io::Error),
+    #[error("{0} exists and is not a socket; refusing to replace it (set FITTOK_SOCKET to another path)")]
+    NotASocket(PathBuf),
 }
 
 impl TransportError {
@@ -196,7 +198,13 @@ mod unix {
                 }
             }
         }
-        if path.exists() {
+        // Only a socket file may be replaced, and only a stale one: a user's file or folder at
+        // this path is never touched.
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
+                return Err(TransportError::NotASocket(path.to_path_buf()));
+            }
             match tokio::net::UnixStream::connect(path).await {
                 Ok(_) => return Err(TransportError::InUse(path.to_path_buf())),
                 Err(e) => {

@@ -64,6 +64,14 @@ enum Command {
         /// about two seconds), or `full` (embed every node first).
         #[arg(long, value_enum, default_value_t = SemanticArg::Cached)]
         semantic: SemanticArg,
+        /// Which model orders the candidates: reciprocal rank fusion of the signals (what
+        /// measured best on the dev benchmark), or the learned ranker.
+        #[arg(long, value_enum, default_value_t = RankerArg::Fusion)]
+        ranker: RankerArg,
+        /// Print every candidate with the learned ranker's features as JSON instead of an
+        /// answer (what `scripts/train/train.py` trains on).
+        #[arg(long, hide = true)]
+        dump_features: bool,
     },
     /// Index a repository completely (graph, lexical indexes, every embedding into the
     /// cache) and report the time each stage took.
@@ -109,6 +117,21 @@ struct ServeArgs {
     /// Report this version to clients instead of the build's (for hand-over tests).
     #[arg(long, hide = true)]
     report_version: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RankerArg {
+    Learned,
+    Fusion,
+}
+
+impl RankerArg {
+    fn ranker(self) -> fittok_engine::rank::Ranker {
+        match self {
+            RankerArg::Learned => fittok_engine::rank::Ranker::Learned,
+            RankerArg::Fusion => fittok_engine::rank::Ranker::Fusion,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -272,9 +295,20 @@ fn main() -> anyhow::Result<()> {
             o200k,
             explain,
             semantic,
+            ranker,
+            dump_features,
         } => {
             let mut engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
+            if dump_features {
+                let rows = engine.candidate_features(&question);
+                let out = serde_json::json!({
+                    "features": fittok_engine::rank::features::NAMES,
+                    "candidates": rows,
+                });
+                println!("{}", serde_json::to_string(&out)?);
+                return Ok(());
+            }
             if engine.uses_semantic(&question) {
                 engine.enable_semantic(semantic.mode());
             }
@@ -290,6 +324,7 @@ fn main() -> anyhow::Result<()> {
                 explain,
                 exclude: Default::default(),
                 freshness: None,
+                ranker: ranker.ranker(),
             };
             let answer = engine.query(&query);
             if json {

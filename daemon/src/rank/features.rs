@@ -1,0 +1,231 @@
+//! What the learned ranker sees of one candidate: every signal's score and rank, what the node
+//! is, where it sits in the graph, how its file fares, and the question's shape.
+//!
+//! The list is fixed and named ([`NAMES`]): the training script reads the same names from
+//! `fittokd query --dump-features`, and a model file names the features it was trained on, so
+//! a model and a build that disagree are caught at load (see [`super::learned`]).
+
+use std::collections::HashMap;
+
+use crate::link::{EdgeKind, Graph};
+use crate::model::DefKind;
+
+/// Feature names, in vector order.
+pub const NAMES: &[&str] = &[
+    "content_score",
+    "content_rel",
+    "content_rr",
+    "summary_score",
+    "summary_rel",
+    "summary_rr",
+    "mention_score",
+    "mention_rr",
+    "graph_rel",
+    "graph_rr",
+    "rrf",
+    "is_callable",
+    "is_type",
+    "is_impl_or_module",
+    "is_file",
+    "is_region",
+    "is_constant",
+    "is_section",
+    "log_lines",
+    "depth",
+    "is_test",
+    "is_prose",
+    "asks_tests",
+    "asks_docs",
+    "log_in_degree",
+    "log_out_degree",
+    "log_pagerank",
+    "file_best_content_rel",
+    "file_sum_content_rel",
+    "file_top30_share",
+    "file_mentioned",
+    "name_mentioned",
+    "name_term_overlap",
+    "path_term_overlap",
+    "q_log_terms",
+    "q_long",
+    "q_trace_lines",
+    "q_code_spans",
+    "q_paths",
+    "file_rank",
+];
+pub const N: usize = NAMES.len();
+
+/// The per-question inputs the features are computed from.
+pub struct Inputs<'a> {
+    pub g: &'a Graph,
+    pub pagerank: &'a [f32],
+    pub content: &'a [f32],
+    pub summary: &'a [f32],
+    pub mention: &'a [f32],
+    /// Personalised PageRank (weighted by centrality), per node.
+    pub graph: &'a [f32],
+    /// 1-based rank in each signal's list, when the node is in it.
+    pub ranks: &'a HashMap<u32, super::SignalRanks>,
+    pub rrf: &'a HashMap<u32, f32>,
+    pub intent: super::Intent,
+    pub question: &'a str,
+    pub terms: &'a [(String, f32)],
+}
+
+/// The question's own features, shared by every candidate.
+struct QuestionShape {
+    log_terms: f32,
+    long: f32,
+    trace_lines: f32,
+    code_spans: f32,
+    paths: f32,
+}
+
+fn shape(question: &str, terms: &[(String, f32)]) -> QuestionShape {
+    let trace_lines = question
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("File \"")
+                || t.starts_with("at ")
+                || t.contains(".rs:")
+                || t.contains(".go:")
+                || t.contains(".py\", line")
+                || t.starts_with("Traceback")
+        })
+        .count();
+    let code_spans = question.matches('`').count() / 2;
+    let paths = question
+        .split_whitespace()
+        .filter(|w| w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')))
+        .count();
+    QuestionShape {
+        log_terms: (terms.len() as f32).ln_1p(),
+        long: f32::from(super::is_long_question(terms)),
+        trace_lines: (trace_lines as f32).ln_1p(),
+        code_spans: (code_spans as f32).ln_1p(),
+        paths: (paths as f32).ln_1p(),
+    }
+}
+
+fn recip(rank: Option<u32>) -> f32 {
+    rank.map_or(0.0, |r| 1.0 / r as f32)
+}
+
+fn max_of(xs: &[f32]) -> f32 {
+    xs.iter().copied().fold(0.0, f32::max)
+}
+
+/// Words of an identifier or path, lower-cased: `parse_url`, `ParseURL`, `src/url.rs`.
+fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    crate::index::tokenize::for_each_token(s, |t| out.push(t.to_string()));
+    out
+}
+
+/// The features of each candidate, in the order given.
+pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
+    let g = inp.g;
+    let n = g.nodes.len().max(1) as f32;
+    let (cmax, smax, gmax) = (
+        max_of(inp.content).max(1e-6),
+        max_of(inp.summary).max(1e-6),
+        max_of(inp.graph).max(1e-12),
+    );
+    let q = shape(inp.question, inp.terms);
+    let term_set: std::collections::HashSet<&str> =
+        inp.terms.iter().map(|(t, _)| t.as_str()).collect();
+    // File aggregates over every node of the candidates' files.
+    let mut file_best: HashMap<u32, (f32, f32)> = HashMap::new();
+    for &c in candidates {
+        let f = g.nodes[c as usize].file;
+        file_best.entry(f).or_insert_with(|| {
+            let (a, b) = (g.file_start[f as usize], g.file_start[f as usize + 1]);
+            let rel = inp.content[a as usize..b as usize].iter().map(|x| x / cmax);
+            rel.fold((0.0f32, 0.0f32), |(m, s), x| (m.max(x), s + x))
+        });
+    }
+    let mut by_rrf: Vec<(u32, f32)> = inp.rrf.iter().map(|(&k, &v)| (k, v)).collect();
+    by_rrf.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut top30: HashMap<u32, f32> = HashMap::new();
+    for (node, _) in by_rrf.iter().take(30) {
+        *top30.entry(g.nodes[*node as usize].file).or_default() += 1.0 / 30.0;
+    }
+    // The rank of each file by its best node in the fused order.
+    let mut file_rank: HashMap<u32, f32> = HashMap::new();
+    for (node, _) in &by_rrf {
+        let f = g.nodes[*node as usize].file;
+        let next = file_rank.len() as f32 + 1.0;
+        file_rank.entry(f).or_insert(next);
+    }
+    candidates
+        .iter()
+        .map(|&c| {
+            let i = c as usize;
+            let def = g.def(c);
+            let file = g.nodes[i].file;
+            let r = inp.ranks.get(&c).copied().unwrap_or_default();
+            let depth = std::iter::successors(g.parent(c), |&p| g.parent(p)).count();
+            let degree = |edges: &[u32]| {
+                edges
+                    .iter()
+                    .filter(|&&e| g.edges[e as usize].kind != EdgeKind::Contains)
+                    .count() as f32
+            };
+            let (fbest, fsum) = file_best.get(&file).copied().unwrap_or_default();
+            let name_words = words(&def.name);
+            let name_overlap = if name_words.is_empty() {
+                0.0
+            } else {
+                name_words.iter().filter(|w| term_set.contains(w.as_str())).count() as f32
+                    / name_words.len() as f32
+            };
+            let path_words = words(&g.files[file as usize].path);
+            let path_overlap =
+                path_words.iter().filter(|w| term_set.contains(w.as_str())).count() as f32;
+            let mention = inp.mention[i];
+            [
+                inp.content[i],
+                inp.content[i] / cmax,
+                recip(r.content),
+                inp.summary[i],
+                inp.summary[i] / smax,
+                recip(r.summary),
+                mention,
+                recip(r.mention),
+                inp.graph[i] / gmax,
+                recip(r.graph),
+                inp.rrf.get(&c).copied().unwrap_or(0.0) * 60.0,
+                f32::from(def.kind.is_callable()),
+                f32::from(def.kind.is_type()),
+                f32::from(matches!(def.kind, DefKind::Impl | DefKind::Module)),
+                f32::from(def.kind == DefKind::File),
+                f32::from(def.kind == DefKind::Region),
+                f32::from(def.kind == DefKind::Constant),
+                f32::from(def.kind == DefKind::Section),
+                ((def.end_line - def.start_line + 1) as f32).log2(),
+                depth as f32,
+                f32::from(def.is_test),
+                f32::from(def.is_prose),
+                f32::from(inp.intent.tests),
+                f32::from(inp.intent.docs),
+                degree(&g.in_edges[i]).ln_1p(),
+                degree(&g.out_edges[i]).ln_1p(),
+                (inp.pagerank[i] * n).ln_1p(),
+                fbest,
+                fsum,
+                top30.get(&file).copied().unwrap_or(0.0),
+                f32::from(mention > 0.0 && mention < 3.0 || mention >= 4.0),
+                f32::from(mention >= 3.0),
+                name_overlap,
+                path_overlap,
+                q.log_terms,
+                q.long,
+                q.trace_lines,
+                q.code_spans,
+                q.paths,
+                file_rank.get(&file).copied().unwrap_or(1000.0).ln(),
+            ]
+        })
+        .collect()
+}

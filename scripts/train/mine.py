@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Mine git history into code-localization instances in the benchmark's JSONL format.
+
+    python3 scripts/train/mine.py --manifest scripts/train/manifest.json --out DIR
+
+For each repository of the manifest (a git directory as the `fetch` tool lays it out under
+$EVAL_MIRRORS/<owner>+<name>/repo), walk first-parent history from HEAD, newest first, and
+keep commits that look like one fix or feature:
+
+- question: the commit message, subject and body, trailers (Signed-off-by, Co-authored-by…)
+  stripped. A squash merge's message is the pull request's title and text.
+- gold: the hunks the commit changed in non-test source files of the six languages, at the
+  parent commit (`base_commit`), each with `match_lines` as `../shared/eval/score.py` reads
+  them: its deleted lines, or for a pure addition the 3 nearest original lines above it.
+- filtered out: merges of branches, reverts, version bumps, formatting-only and vendored
+  changes, commits touching more than `max_files` source files or `max_hunks` hunks, and
+  messages too short to ask anything.
+
+Writes `<out>/train.jsonl` and `<out>/valid.jsonl`: the validation split holds whole
+repositories (the manifest's `valid` list), never commits of a training repository.
+Only repositories listed in ../shared/eval/train-repos.txt may be named in the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+EXT_LANG = {
+    ".py": "python",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "typescript",
+}
+VENDORED = {"vendor", "third_party", "node_modules", "dist", "build", "target", "generated"}
+TEST_DIRS = {"tests", "test", "__tests__", "testing", "testdata", "spec", "specs", "e2e", "benches", "examples"}
+TRAILER = re.compile(r"^[A-Z][A-Za-z-]+(-[A-Za-z]+)*: .+$")
+SKIP_SUBJECT = re.compile(
+    r"^(revert|bump|release|merge|chore\(deps|chore\(release|update dependenc|"
+    r"prepare|version|v?\d+\.\d+(\.\d+)?\b|cargo fmt|fmt\b|format|reformat|lint|style|typo|"
+    r"run (black|prettier|gofmt|rustfmt)|apply (black|prettier)|deps\b|build\(deps)",
+    re.I,
+)
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+WS = re.compile(r"\s+")
+
+
+def git(gitdir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", f"--git-dir={gitdir}", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    ).stdout
+
+
+def lang_of(path: str) -> str | None:
+    lower = path.lower()
+    if lower.endswith((".d.ts", ".min.js")):
+        return None
+    return EXT_LANG.get(os.path.splitext(lower)[1])
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    name = parts[-1]
+    stem = name.split(".")[0]
+    if (
+        name.endswith("_test.go")
+        or (name.endswith(".py") and (stem.startswith("test_") or stem.endswith("_test")))
+        or name == "conftest.py"
+        or ".test." in name
+        or ".spec." in name
+        or name.endswith("Test.java")
+        or name.endswith("Tests.java")
+    ):
+        return True
+    return any(d in TEST_DIRS for d in parts[:-1])
+
+
+def is_source(path: str) -> bool:
+    if lang_of(path) is None or is_test_path(path):
+        return False
+    return not any(d in VENDORED for d in path.split("/")[:-1])
+
+
+def norm(line: str) -> str:
+    return WS.sub(" ", line).strip()
+
+
+def eligible(line: str) -> bool:
+    return len(line) >= 8 and re.search(r"[A-Za-z0-9]", line) is not None
+
+
+def question_of(message: str) -> str:
+    lines = message.strip().splitlines()
+    # Trailers are the last paragraph's `Key: value` lines.
+    while lines and (TRAILER.match(lines[-1].strip()) or not lines[-1].strip()):
+        lines.pop()
+    return "\n".join(lines).strip()
+
+
+def hunks_of(diff: str, parent_lines: list[str]) -> list[dict]:
+    """The hunks of one file's zero-context diff, with the benchmark's evidence rule."""
+    out = []
+    lines = diff.split("\n")
+    i = 0
+    while i < len(lines):
+        m = HUNK.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        old_start, old_len = int(m.group(1)), int(m.group(2) or 1)
+        deleted, added = [], 0
+        while i < len(lines) and not lines[i].startswith("@@"):
+            if lines[i].startswith("-"):
+                deleted.append(lines[i][1:])
+            elif lines[i].startswith("+"):
+                added += 1
+            i += 1
+        if old_len > 0:
+            kind = "modify" if added else "delete"
+            evidence = [norm(x) for x in deleted if eligible(norm(x))]
+            changed = [old_start, old_start + old_len - 1]
+            how = "deleted"
+        else:
+            # A pure addition after line `old_start`: the nearest eligible lines above it.
+            kind = "add"
+            evidence = []
+            j = old_start
+            while j >= 1 and len(evidence) < 3:
+                t = norm(parent_lines[j - 1]) if j - 1 < len(parent_lines) else ""
+                if eligible(t):
+                    evidence.insert(0, t)
+                j -= 1
+            changed = [old_start, old_start]
+            how = "context_before"
+        if not evidence:
+            continue
+        out.append(
+            {
+                "old_range": changed,
+                "changed_range": changed,
+                "kind": kind,
+                "deleted": deleted,
+                "n_added": added,
+                "evidence": how,
+                "match_lines": evidence,
+            }
+        )
+    return out
+
+
+def mine_repo(name: str, gitdir: Path, cfg: dict) -> list[dict]:
+    log = git(gitdir, "log", "--first-parent", f"-n{cfg['scan']}", "--format=%H%x00%P%x00%B%x1e", "HEAD")
+    found = []
+    for rec in log.split("\x1e"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, parents, message = rec.split("\x00", 2)
+        parents = parents.split()
+        if len(parents) != 1:
+            continue
+        question = question_of(message)
+        subject = question.splitlines()[0] if question else ""
+        if len(question) < cfg["min_question_chars"] or SKIP_SUBJECT.match(subject):
+            continue
+        parent = parents[0]
+        names = git(gitdir, "diff", "--name-status", "--no-renames", parent, sha).splitlines()
+        changed = []
+        for row in names:
+            parts = row.split("\t")
+            if len(parts) == 2 and parts[0] == "M" and is_source(parts[1]):
+                changed.append(parts[1])
+        if not changed or len(changed) > cfg["max_files"]:
+            continue
+        gold, n_hunks, ok = [], 0, True
+        for path in changed:
+            diff = git(gitdir, "diff", "-U0", "--no-renames", "-w", parent, sha, "--", path)
+            if not diff.strip():
+                continue  # whitespace only
+            text = git(gitdir, "show", f"{parent}:{path}")
+            parent_lines = text.splitlines()
+            hunks = hunks_of(diff, parent_lines)
+            for k, h in enumerate(hunks):
+                h["id"] = f"{path}#{k + 1}"
+            n_hunks += len(hunks)
+            if hunks:
+                gold.append(
+                    {"path": path, "language": lang_of(path), "n_lines": len(parent_lines), "hunks": hunks}
+                )
+        if not gold or n_hunks > cfg["max_hunks"]:
+            continue
+        langs = sorted({f["language"] for f in gold})
+        found.append(
+            {
+                "instance_id": f"{name.replace('/', '__')}-{sha[:10]}",
+                "source": "history",
+                "upstream_ref": f"https://github.com/{name}/commit/{sha}",
+                "repo": name,
+                "language": langs[0],
+                "base_commit": parent,
+                "question": question,
+                "gold_files": gold,
+                "n_gold_files": len(gold),
+                "n_gold_hunks": n_hunks,
+                "dropped_patch_files": [],
+                "split": "train",
+            }
+        )
+        if len(found) >= cfg["per_repo"]:
+            break
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", default=str(Path(__file__).with_name("manifest.json")))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--mirrors", default=os.environ.get("EVAL_MIRRORS", "/work/.mirror"))
+    args = ap.parse_args()
+    manifest = json.loads(Path(args.manifest).read_text())
+    allowed_file = Path(manifest["allowed"]).expanduser()
+    if not allowed_file.is_absolute():
+        allowed_file = (Path(args.manifest).parent / allowed_file).resolve()
+    allowed = {ln.split()[0] for ln in allowed_file.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = manifest["filters"]
+    rows = {"train": [], "valid": []}
+    for name in manifest["repos"]:
+        if name not in allowed:
+            print(f"refusing {name}: not in {allowed_file}", file=sys.stderr)
+            return 2
+        gitdir = Path(args.mirrors) / name.replace("/", "+") / "repo"
+        if not gitdir.exists():
+            print(f"skip {name}: no mirror at {gitdir}", file=sys.stderr)
+            continue
+        got = mine_repo(name, gitdir, cfg)
+        split = "valid" if name in manifest["valid"] else "train"
+        for r in got:
+            r["split"] = split
+        rows[split] += got
+        print(f"{name}: {len(got)} instances ({split})", file=sys.stderr)
+    for split, items in rows.items():
+        with open(out / f"{split}.jsonl", "w") as fh:
+            for r in items:
+                fh.write(json.dumps(r) + "\n")
+        print(f"{split}: {len(items)} instances", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

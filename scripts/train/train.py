@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Train the learned ranker from mined fixes; write daemon/assets/ranker.json.
+
+    scripts/train/retrain.sh            # the one command: mine, extract, fit (see README)
+
+Steps (each resumable):
+  extract  for every mined instance, check its repository out at `base_commit` (one work tree
+           per repository, moved from commit to commit, so the parse cache re-parses only
+           changed files), run `fittokd query --dump-features`, and label each candidate:
+           relevant when its own lines (its range minus its members') hold a line the fix
+           changed. Rows are cached per instance under <work>/features/.
+  fit      LightGBM LambdaRank on the training repositories, early-stopped on the validation
+           repositories (whole repositories held out); Platt-calibrated on validation so a
+           score is a probability of relevance; exported as flat trees.
+
+Needs: lightgbm and numpy (pinned in scripts/train/requirements.txt), a release `fittokd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
+    gitdir = mirrors / repo.replace("/", "+") / "repo"
+    wt = work / "trees" / repo.replace("/", "+")
+    if not wt.exists():
+        wt.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["git", f"--git-dir={gitdir}", "worktree", "add", "-q", "--detach", "-f", str(wt), commit],
+            check=True,
+            capture_output=True,
+        )
+    else:
+        subprocess.run(["git", "-C", str(wt), "checkout", "-q", "-f", "--detach", commit], check=True, capture_output=True)
+    return wt
+
+
+def gold_lines(inst: dict) -> dict[str, list[list[int]]]:
+    """Per file, the changed original lines of each hunk (a pure addition: the lines around
+    its insertion point)."""
+    out: dict[str, list[list[int]]] = {}
+    for f in inst["gold_files"]:
+        for h in f["hunks"]:
+            a, b = h["changed_range"]
+            lines = list(range(a, b + 1)) if h["kind"] != "add" else [a, a + 1]
+            out.setdefault(f["path"], []).append(lines)
+    return out
+
+
+def label(cand: dict, gold: dict[str, list[list[int]]]) -> int:
+    hunks = gold.get(cand["path"])
+    if not hunks:
+        return 0
+    own = lambda l: cand["start"] <= l <= cand["end"] and not any(a <= l <= b for a, b in cand["members"])  # noqa: E731
+    return int(any(any(own(l) for l in h) for h in hunks))
+
+
+def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
+    out_dir = Path(args.work) / "features"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, FITTOK_CACHE_DIR=str(cache_dir), FITTOK_LOG="error")
+    done = 0
+    for inst in insts:
+        dest = out_dir / f"{inst['instance_id']}.json"
+        if dest.exists():
+            done += 1
+            continue
+        try:
+            wt = worktree(Path(args.work), Path(args.mirrors), repo, inst["base_commit"])
+            run = subprocess.run(
+                [args.fittokd, "query", "--semantic", "off", "--dump-features", str(wt), inst["question"]],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        except (subprocess.SubprocessError, OSError) as e:
+            print(f"{inst['instance_id']}: {e}", file=sys.stderr)
+            continue
+        if run.returncode != 0:
+            print(f"{inst['instance_id']}: {run.stderr.strip()[:200]}", file=sys.stderr)
+            continue
+        dump = json.loads(run.stdout)
+        gold = gold_lines(inst)
+        rows = {
+            "instance_id": inst["instance_id"],
+            "repo": repo,
+            "split": inst["split"],
+            "language": inst["language"],
+            "features": dump["features"],
+            "x": [c["x"] for c in dump["candidates"]],
+            "y": [label(c, gold) for c in dump["candidates"]],
+        }
+        tmp = dest.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rows))
+        tmp.replace(dest)
+        done += 1
+    return done
+
+
+def extract(args) -> None:
+    by_repo: dict[str, list[dict]] = {}
+    for name in ("train", "valid"):
+        for line in open(Path(args.mined) / f"{name}.jsonl"):
+            inst = json.loads(line)
+            by_repo.setdefault(inst["repo"], []).append(inst)
+    # Oldest first: the work tree then only moves forward, and the parse cache stays warm.
+    with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futs = {
+            pool.submit(extract_repo, args, repo, list(reversed(insts)), Path(args.work) / "cache" / str(i % args.jobs)): repo
+            for i, (repo, insts) in enumerate(sorted(by_repo.items()))
+        }
+        for fut in cf.as_completed(futs):
+            print(f"{futs[fut]}: {fut.result()} instances extracted", file=sys.stderr)
+
+
+# A node that holds a changed line is worth more when it is small enough to be shown whole
+# within a typical answer: a 300-line function that holds the fix is mostly cut to a window,
+# which may miss it. Graded labels: 2 for a relevant node of at most SMALL lines, 1 above.
+SMALL_LINES = 60
+
+
+def load(work: Path):
+    import numpy as np
+
+    data = {"train": [], "valid": []}
+    names = None
+    for p in sorted((work / "features").glob("*.json")):
+        d = json.loads(p.read_text())
+        names = names or d["features"]
+        if d["features"] != names or not d["x"]:
+            continue
+        x = np.array(d["x"], dtype=np.float32)
+        y = np.array(d["y"], dtype=np.int32)
+        lines = np.exp2(x[:, names.index("log_lines")])
+        y = np.where((y > 0) & (lines <= SMALL_LINES), 2, y)
+        data[d["split"]].append((d["instance_id"], d["language"], x, y))
+    return names, data
+
+
+def recall_at(groups, scores, k: int) -> float:
+    """Share of instances' relevant candidates found in the top k (micro over positives)."""
+    import numpy as np
+
+    hit = tot = 0
+    for (_, _, _, y), s in zip(groups, scores):
+        order = np.argsort(-s, kind="stable")[:k]
+        hit += int((y[order] > 0).sum())
+        tot += int((y > 0).sum())
+    return 100.0 * hit / max(tot, 1)
+
+
+def export(booster, names: list[str], calibration: tuple[float, float], meta: dict) -> dict:
+    dump = booster.dump_model()
+    trees = []
+    for t in dump["tree_info"]:
+        feature, threshold, left, right, leaf = [], [], [], [], []
+
+        def walk(node) -> int:
+            if "leaf_index" in node or "split_index" not in node:
+                leaf.append(float(node.get("leaf_value", 0.0)))
+                return ~(len(leaf) - 1)
+            assert node["decision_type"] == "<=", node["decision_type"]
+            i = len(feature)
+            feature.append(int(node["split_feature"]))
+            threshold.append(float(node["threshold"]))
+            left.append(0)
+            right.append(0)
+            left[i] = walk(node["left_child"])
+            right[i] = walk(node["right_child"])
+            return i
+
+        root = walk(t["tree_structure"])
+        if root < 0:  # a single leaf
+            feature, threshold, left, right = [], [], [], []
+        trees.append({"feature": feature, "threshold": threshold, "left": left, "right": right, "leaf": leaf})
+    return {"features": names, "calibration": {"a": calibration[0], "b": calibration[1]}, "meta": meta, "trees": trees}
+
+
+def fit(args) -> None:
+    import lightgbm as lgb
+    import numpy as np
+
+    names, data = load(Path(args.work))
+    tr, va = data["train"], data["valid"]
+    print(f"train {len(tr)} instances, valid {len(va)}", file=sys.stderr)
+
+    def stack(groups):
+        x = np.concatenate([g[2] for g in groups])
+        y = np.concatenate([g[3] for g in groups])
+        return x, y, [len(g[3]) for g in groups]
+
+    xtr, ytr, gtr = stack(tr)
+    xva, yva, gva = stack(va)
+    params = {
+        "objective": "lambdarank",
+        "metric": "ndcg",
+        "ndcg_eval_at": [5, 10, 20],
+        "learning_rate": 0.05,
+        "num_leaves": 15,
+        "min_data_in_leaf": 50,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambdarank_truncation_level": 30,
+        "verbose": -1,
+        "seed": 7,
+        "num_threads": 2,
+    }
+    dtr = lgb.Dataset(xtr, ytr, group=gtr, feature_name=names)
+    dva = lgb.Dataset(xva, yva, group=gva, reference=dtr)
+    booster = lgb.train(
+        params,
+        dtr,
+        num_boost_round=args.rounds,
+        valid_sets=[dva],
+        callbacks=[lgb.early_stopping(40, verbose=False)],
+    )
+    print(f"best iteration {booster.best_iteration}", file=sys.stderr)
+    booster.free_dataset()
+    # Platt scaling on the validation repositories: probability of relevance from raw score.
+    raw_va = booster.predict(xva, num_iteration=booster.best_iteration)
+    rel_va = (yva > 0).astype(np.float64)
+    a, b = 1.0, 0.0
+    for _ in range(300):  # Newton steps on the logistic log-likelihood
+        z = a * raw_va + b
+        p = 1.0 / (1.0 + np.exp(-z))
+        w = p * (1 - p) + 1e-9
+        ga, gb = ((p - rel_va) * raw_va).sum(), (p - rel_va).sum()
+        haa, hab, hbb = (w * raw_va * raw_va).sum(), (w * raw_va).sum(), w.sum()
+        det = haa * hbb - hab * hab
+        if det <= 0:
+            break
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        a, b = a - da, b - db
+        if abs(da) + abs(db) < 1e-7:
+            break
+    # Compare with the fusion order the model replaces, on held-out repositories.
+    rrf_i = names.index("rrf")
+    split_va = np.cumsum([0] + gva)
+    learned = [raw_va[split_va[i] : split_va[i + 1]] for i in range(len(gva))]
+    fusion = [g[2][:, rrf_i] for g in va]
+    report = {}
+    for k in (5, 10, 20, 50):
+        report[f"recall@{k}"] = {"fusion": round(recall_at(va, fusion, k), 1), "learned": round(recall_at(va, learned, k), 1)}
+        print(f"valid recall@{k}: fusion {report[f'recall@{k}']['fusion']} learned {report[f'recall@{k}']['learned']}", file=sys.stderr)
+    imp = sorted(zip(names, booster.feature_importance("gain")), key=lambda t: -t[1])
+    print("top features by gain: " + ", ".join(f"{n} {g:.0f}" for n, g in imp[:12]), file=sys.stderr)
+    meta = {
+        "trained_on": sorted({i[0].rsplit("-", 1)[0] for i in tr}),
+        "validated_on": sorted({i[0].rsplit("-", 1)[0] for i in va}),
+        "instances": {"train": len(tr), "valid": len(va)},
+        "best_iteration": booster.best_iteration,
+        "valid": report,
+    }
+    model = export(booster, names, (float(a), float(b)), meta)
+    # The exported trees must score exactly as LightGBM does.
+    check = xva[: min(2000, len(xva))]
+    ours = np.array([sum(_eval(t, x) for t in model["trees"]) for x in check])
+    theirs = booster.predict(check, num_iteration=booster.best_iteration)
+    assert np.allclose(ours, theirs, atol=1e-4), float(np.abs(ours - theirs).max())
+    out = Path(args.out)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(model, separators=(",", ":")) + "\n")
+    tmp.replace(out)
+    print(f"wrote {out} ({out.stat().st_size // 1024} KB, {len(model['trees'])} trees)", file=sys.stderr)
+
+
+def _eval(t: dict, x) -> float:
+    if not t["feature"]:
+        return t["leaf"][0]
+    n = 0
+    while True:
+        c = t["left"][n] if x[t["feature"][n]] <= t["threshold"][n] else t["right"][n]
+        if c < 0:
+            return t["leaf"][~c]
+        n = c
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=["extract", "fit"])
+    ap.add_argument("--mined", default="/tmp/fittok-train/mined")
+    ap.add_argument("--work", default="/tmp/fittok-train")
+    ap.add_argument("--mirrors", default=os.environ.get("EVAL_MIRRORS", "/work/.mirror"))
+    ap.add_argument("--fittokd", default=str(ROOT / "target/release/fittokd"))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=600)
+    ap.add_argument("--out", default=str(ROOT / "daemon/assets/ranker.json"))
+    args = ap.parse_args()
+    {"extract": extract, "fit": fit}[args.step](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
