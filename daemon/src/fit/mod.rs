@@ -11,9 +11,9 @@
 
 pub mod scan;
 mod split;
-pub mod write;
 #[cfg(test)]
 mod tests;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -113,7 +113,9 @@ pub enum FitError {
     NoAdvisor,
     #[error("the LLM failed, nothing written: {0}")]
     Llm(String),
-    #[error("{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)")]
+    #[error(
+        "{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)"
+    )]
     NotOurs(PathBuf),
 }
 

@@ -182,9 +182,18 @@ mod tests {
         std::fs::write(d.join("doc.md"), "original").unwrap();
         let plan = [file("doc.md", "root"), file("doc/a.md", "sub")];
         let err = write_tree(&d, &plan, &d.join("doc"), true).unwrap_err();
-        assert!(matches!(&err, FitError::NotOurs(p) if p.ends_with("doc/a.md")), "{err}");
-        assert_eq!(std::fs::read_to_string(d.join("doc/a.md")).unwrap(), "the user's own words");
-        assert_eq!(std::fs::read_to_string(d.join("doc.md")).unwrap(), "original");
+        assert!(
+            matches!(&err, FitError::NotOurs(p) if p.ends_with("doc/a.md")),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("doc/a.md")).unwrap(),
+            "the user's own words"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("doc.md")).unwrap(),
+            "original"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -192,14 +201,24 @@ mod tests {
     fn rewriting_replaces_and_removes_only_what_fittok_wrote() {
         let d = tmp("rewrite");
         let owned = d.join("map");
-        let first = [file("map.md", "root 1"), file("map/a.md", "a1"), file("map/b.md", "b1")];
+        let first = [
+            file("map.md", "root 1"),
+            file("map/a.md", "a1"),
+            file("map/b.md", "b1"),
+        ];
         write_tree(&d, &first, &owned, false).unwrap();
         std::fs::write(owned.join("notes.md"), "mine").unwrap();
         let second = [file("map.md", "root 2"), file("map/a.md", "a2")];
         write_tree(&d, &second, &owned, false).unwrap();
         assert_eq!(std::fs::read_to_string(owned.join("a.md")).unwrap(), "a2");
-        assert!(!owned.join("b.md").exists(), "a stale subdocument fittok wrote is removed");
-        assert_eq!(std::fs::read_to_string(owned.join("notes.md")).unwrap(), "mine");
+        assert!(
+            !owned.join("b.md").exists(),
+            "a stale subdocument fittok wrote is removed"
+        );
+        assert_eq!(
+            std::fs::read_to_string(owned.join("notes.md")).unwrap(),
+            "mine"
+        );
         // A subdocument the user edited since is theirs now: refused, not replaced.
         std::fs::write(owned.join("a.md"), "a2 with the user's edit").unwrap();
         let third = [file("map.md", "root 3"), file("map/a.md", "a3")];

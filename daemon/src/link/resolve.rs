@@ -289,7 +289,9 @@ impl<'a> FileScope<'a> {
             .definitions
             .iter()
             .enumerate()
-            .filter(|(_, d)| d.name == name && !matches!(d.kind, DefKind::Section | DefKind::Region))
+            .filter(|(_, d)| {
+                d.name == name && !matches!(d.kind, DefKind::Section | DefKind::Region)
+            })
             .filter(|(_, d)| match d.parent {
                 None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
                 Some(p) => {

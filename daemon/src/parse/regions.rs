@@ -49,8 +49,16 @@ pub(super) fn push_regions(file: &mut ParsedFile, bytes: &[u8]) {
     let starts = line_starts(bytes);
     let line_text = |l: u32| -> &[u8] {
         let i = l as usize - 1;
-        let s = starts.get(i).copied().unwrap_or(bytes.len()).min(bytes.len());
-        let e = starts.get(i + 1).copied().unwrap_or(bytes.len()).min(bytes.len());
+        let s = starts
+            .get(i)
+            .copied()
+            .unwrap_or(bytes.len())
+            .min(bytes.len());
+        let e = starts
+            .get(i + 1)
+            .copied()
+            .unwrap_or(bytes.len())
+            .min(bytes.len());
         &bytes[s..e]
     };
     // Containers whose uncovered lines are regions: the file itself (None), and type bodies.
@@ -165,9 +173,9 @@ pub(super) fn push_regions(file: &mut ParsedFile, bytes: &[u8]) {
     let base = file.definitions.len() as u32;
     // References inside a region are the region's: top-level calls get a node to hang on.
     for r in &mut file.references {
-        let in_region = regions.iter().position(|d| {
-            d.start_line <= r.line && r.line <= d.end_line && d.parent == r.scope
-        });
+        let in_region = regions
+            .iter()
+            .position(|d| d.start_line <= r.line && r.line <= d.end_line && d.parent == r.scope);
         if let Some(i) = in_region {
             r.scope = Some(base + i as u32);
         }
@@ -244,7 +252,8 @@ fn is_imports(lines: &[String]) -> bool {
         ];
         if words.iter().any(|w| t.starts_with(w))
             || t.contains("require(")
-            || t.starts_with('"') && t.ends_with('"') // a Go import block's lines
+            || t.starts_with('"') && t.ends_with('"')
+        // a Go import block's lines
         {
             imports += 1;
         }
@@ -299,7 +308,10 @@ mod tests {
         assert!(r.contains(&("imports@1".into(), 1, 3)), "{r:?}");
         assert!(r.contains(&("toplevel@6".into(), 6, 6)), "{r:?}");
         assert!(r.iter().any(|x| x.0 == "Config.fields@14"), "{r:?}");
-        assert!(r.iter().any(|x| x.0.starts_with("toplevel@") && x.2 == 22), "{r:?}");
+        assert!(
+            r.iter().any(|x| x.0.starts_with("toplevel@") && x.2 == 22),
+            "{r:?}"
+        );
         let f = parse_file("pkg/mod.py", Lang::Python, src.as_bytes());
         // The call at module level hangs on its region now.
         let call = f
@@ -316,7 +328,11 @@ mod tests {
         let src = "use std::io;\nuse crate::a::{b, c};\n\nmod inner;\n\nlazy_static! {\n    static ref X: u32 = 1;\n}\n\n/// Adds.\n#[inline]\npub fn add(a: u32) -> u32 {\n    a\n}\n\npub struct P {\n    pub x: u32,\n    pub y: u32,\n}\n";
         let r = regions("src/lib.rs", Lang::Rust, src);
         assert!(r.contains(&("imports@1".into(), 1, 2)), "{r:?}");
-        assert!(r.iter().any(|x| x.0.starts_with("toplevel@") && x.1 <= 6 && x.2 >= 8), "{r:?}");
+        assert!(
+            r.iter()
+                .any(|x| x.0.starts_with("toplevel@") && x.1 <= 6 && x.2 >= 8),
+            "{r:?}"
+        );
         // Doc comments and attributes above `add` are not a region of their own.
         assert!(!r.iter().any(|x| x.1 == 10 || x.1 == 11), "{r:?}");
     }

@@ -177,12 +177,17 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
             let name_overlap = if name_words.is_empty() {
                 0.0
             } else {
-                name_words.iter().filter(|w| term_set.contains(w.as_str())).count() as f32
+                name_words
+                    .iter()
+                    .filter(|w| term_set.contains(w.as_str()))
+                    .count() as f32
                     / name_words.len() as f32
             };
             let path_words = words(&g.files[file as usize].path);
-            let path_overlap =
-                path_words.iter().filter(|w| term_set.contains(w.as_str())).count() as f32;
+            let path_overlap = path_words
+                .iter()
+                .filter(|w| term_set.contains(w.as_str()))
+                .count() as f32;
             let mention = inp.mention[i];
             [
                 inp.content[i],

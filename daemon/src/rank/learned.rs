@@ -169,6 +169,9 @@ mod tests {
 
     #[test]
     fn the_shipped_model_loads() {
-        assert!(model().is_some(), "daemon/assets/ranker.json must match features::NAMES");
+        assert!(
+            model().is_some(),
+            "daemon/assets/ranker.json must match features::NAMES"
+        );
     }
 }

@@ -93,7 +93,8 @@ impl Mentions {
             let file = g.nodes[node as usize].file;
             let mut s = 0.0;
             if !matches!(def.kind, DefKind::File | DefKind::Region)
-                && self.names.contains(&def.name.to_lowercase()) {
+                && self.names.contains(&def.name.to_lowercase())
+            {
                 s += 3.0;
             }
             if let Some(&h) = file_hits.get(&file) {

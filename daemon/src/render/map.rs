@@ -60,7 +60,10 @@ pub fn codebase_map(g: &Graph, repo_name: &str) -> String {
             let defs: Vec<_> = f
                 .definitions
                 .iter()
-                .filter(|d| !matches!(d.kind, DefKind::File | DefKind::Section | DefKind::Region) && !d.is_test)
+                .filter(|d| {
+                    !matches!(d.kind, DefKind::File | DefKind::Section | DefKind::Region)
+                        && !d.is_test
+                })
                 .collect();
             let file_doc = f
                 .definitions

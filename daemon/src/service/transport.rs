@@ -21,7 +21,9 @@ pub enum TransportError {
     TooLong(PathBuf),
     #[error("the listener inherited from the service manager is unusable: {0}")]
     Inherited(io::Error),
-    #[error("{0} exists and is not a socket; refusing to replace it (set FITTOK_SOCKET to another path)")]
+    #[error(
+        "{0} exists and is not a socket; refusing to replace it (set FITTOK_SOCKET to another path)"
+    )]
     NotASocket(PathBuf),
 }
 
