@@ -254,18 +254,22 @@ fn a_stale_socket_file_is_replaced() {
     );
 }
 
+/// `fittokd serve` on the environment's socket, waited for (it is expected to refuse).
+fn serve_in_foreground(env: &DaemonEnv) -> std::process::Output {
+    env.cmd("fittokd")
+        .args(["serve", "--socket"])
+        .arg(&env.socket)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_second_daemon_on_a_live_socket_refuses_and_the_first_keeps_serving() {
     let env = DaemonEnv::new("in-use");
     let repo = repo();
     assert_answers_vat(&env, &repo);
-    let second = env
-        .cmd("fittokd")
-        .args(["serve", "--socket"])
-        .arg(&env.socket)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let second = serve_in_foreground(&env);
     assert!(!second.status.success(), "a second daemon started");
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(
@@ -679,13 +683,7 @@ fn a_socket_path_that_is_a_users_file_is_refused_and_kept() {
     let env = DaemonEnv::new("not-socket");
     std::fs::create_dir_all(env.socket.parent().unwrap()).unwrap();
     std::fs::write(&env.socket, "precious").unwrap();
-    let out = env
-        .cmd("fittokd")
-        .args(["serve", "--socket"])
-        .arg(&env.socket)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_in_foreground(&env);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not a socket"), "{err}");

@@ -70,7 +70,7 @@ pub fn write_tree(
 ) -> Result<(), FitError> {
     let manifest_path = owned.join(MANIFEST);
     let old = read_manifest(&manifest_path);
-    check(dir, files, owned, root_is_users)?;
+    check_against(&old, dir, files, root_is_users)?;
     write_files(dir, files, &manifest_path, old, root_is_users)
 }
 
@@ -81,7 +81,20 @@ pub fn check(
     owned: &Path,
     root_is_users: bool,
 ) -> Result<(), FitError> {
-    let old = read_manifest(&owned.join(MANIFEST));
+    check_against(
+        &read_manifest(&owned.join(MANIFEST)),
+        dir,
+        files,
+        root_is_users,
+    )
+}
+
+fn check_against(
+    old: &BTreeMap<String, String>,
+    dir: &Path,
+    files: &[FitFile],
+    root_is_users: bool,
+) -> Result<(), FitError> {
     for (i, f) in files.iter().enumerate() {
         if i == 0 && root_is_users {
             continue;

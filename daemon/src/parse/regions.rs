@@ -46,7 +46,7 @@ pub(super) fn push_regions(file: &mut ParsedFile, bytes: &[u8]) {
     if file.definitions.is_empty() && file.lines == 0 {
         return;
     }
-    let starts = line_starts(bytes);
+    let starts = crate::render::block::line_starts(bytes);
     let line_text = |l: u32| -> &[u8] {
         let i = l as usize - 1;
         let s = starts
@@ -195,18 +195,6 @@ fn chunks(a: u32, b: u32) -> Vec<(u32, u32)> {
         s = e + 1;
     }
     out
-}
-
-fn line_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(
-        bytes
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'\n')
-            .map(|(i, _)| i + 1),
-    );
-    v
 }
 
 fn is_blank(line: &[u8]) -> bool {

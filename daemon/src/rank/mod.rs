@@ -347,8 +347,9 @@ fn pool_features(
 /// `terms` are the question's weighted query terms (`bm25::query_terms`), computed once by the
 /// caller, which also uses them for the semantic decision and for excerpts.
 ///
-/// With the learned ranker, a candidate's score is its calibrated probability of relevance;
-/// when the question uses the semantic signal, that order and the semantic order are fused by
+/// With the learned ranker, candidates are ordered by the model's calibrated probability of
+/// relevance, blended with the fusion order, and handed on as rank-shaped scores; when the
+/// question uses the semantic signal, that order and the semantic order are fused by
 /// reciprocal rank (the model never saw vectors in training).
 pub fn rank(
     g: &Graph,
@@ -407,7 +408,7 @@ pub fn rank(
     if s.semantic.is_none() {
         return scored;
     }
-    let mut fused: Vec<Ranked> = scored
+    let fused: Vec<Ranked> = scored
         .into_iter()
         .enumerate()
         .map(|(r, mut x)| {
@@ -416,7 +417,6 @@ pub fn rank(
             x
         })
         .collect();
-    fused.shrink_to_fit();
     sorted(fused)
 }
 
