@@ -547,64 +547,51 @@ fn fit_generate_and_measure_through_the_daemon() {
 }
 
 #[test]
-fn secrets_never_leave_the_daemon() {
-    let env = DaemonEnv::new("secrets");
-    let repo = TempRepo::new("secrets");
-    // Built at run time: no secret-looking literal in the repository.
-    let key = format!("AKIA{}", "QZ7XK2M4P9WB3T6Y");
-    let source = format!(
-        "import boto3\n\n\ndef upload_report(path):\n    \"\"\"Upload the nightly report to the bucket.\"\"\"\n    client = boto3.client(\"s3\", aws_access_key_id=\"{key}\")\n    return client.upload_file(path, \"reports\", path)\n"
+fn a_line_longer_than_hard_goes_alone_and_is_named() {
+    let env = DaemonEnv::new("fit-long-line");
+    let dir = TempRepo::new("fit-long-line");
+    // 300 KB without a single space: base64-like data pasted into a document.
+    let blob: String = (0..300_000)
+        .map(|i| (b'A' + (i * 7 % 26) as u8) as char)
+        .collect();
+    let doc = format!(
+        "# Notes\n\nWhat this is.\n\n## Data\n\n{blob}\n\nAfter the data.\n\n## More\n\n{}\n",
+        "Closing words. ".repeat(40)
     );
-    repo.write("jobs/report.py", &source)
-        .write(".env.py", format!("SECRET = \"{key}\"\n"));
-    let path = repo.path().to_str().unwrap();
-    let ask = |env: &DaemonEnv| {
-        ok(&env.fittok(&[
-            "query",
-            path,
-            "how is the nightly report uploaded",
-            "--budget",
-            "800",
-        ]))
-    };
-    let a = ask(&env);
+    dir.write("notes.md", &doc);
+    let path = dir.path().join("notes.md");
+    let p = path.to_str().unwrap();
+    let measured = env.fittok(&["fit", "measure", p]);
+    assert_eq!(measured.status.code(), Some(11));
     assert!(
-        a.contains("def upload_report") && a.contains("[REDACTED:aws_access_key]"),
-        "{a}"
-    );
-    assert!(!a.contains(&key), "the key left the daemon:\n{a}");
-    let x = ok(&env.fittok(&["expand", "--repo", path, "jobs/report.py:1-7"]));
-    assert!(!x.contains(&key) && x.contains("7\t"), "{x}");
-    let j = ok(&env.fittok(&["query", path, "SECRET", "--json"]));
-    assert!(!j.contains(".env.py"), "secret files are never indexed");
-    // The pre-commit scanner.
-    let scan = env.fittok(&[
-        "scrub",
-        repo.path().join("jobs/report.py").to_str().unwrap(),
-    ]);
-    assert_eq!(scan.status.code(), Some(1));
-    assert!(
-        stdout(&scan).contains("report.py:6 aws_access_key AKIA…(20)"),
+        stdout(&measured).contains("alone is") && stdout(&measured).contains("never split"),
         "{}",
-        stdout(&scan)
+        stdout(&measured)
     );
-    let clean = env.fittok(&[
-        "scrub",
-        repo.path()
-            .join("jobs/report.py")
-            .to_str()
-            .unwrap()
-            .replace("report", "nothing")
-            .as_str(),
-    ]);
-    assert_ne!(clean.status.code(), Some(0), "a missing file is an error");
-    // Off on request.
-    let off = DaemonEnv::new("secrets-off").env("FITTOK_SCRUB", "false");
-    let a = ask(&off);
-    assert!(
-        a.contains(&key),
-        "FITTOK_SCRUB=false shows the source as it is"
-    );
+    let out = ok(&env.fittok(&["fit", "generate", p]));
+    let over: Vec<&str> = out.lines().filter(|l| l.contains("OVER HARD")).collect();
+    assert_eq!(over.len(), 1, "one file over hard, the line's own: {out}");
+    assert!(over[0].contains("lines are never split"), "{out}");
+    // That file holds the line and nothing else; the text around it is elsewhere.
+    let file = over[0].split_whitespace().nth(2).unwrap();
+    assert_eq!(std::fs::read_to_string(file).unwrap().trim(), blob);
+    let all: String = walk_md(dir.path());
+    assert!(all.contains("After the data.") && all.contains("Closing words."));
+}
+
+/// Every Markdown file under `dir`, concatenated.
+fn walk_md(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&walk_md(&p));
+        } else if p.extension().is_some_and(|x| x == "md") && !p.to_string_lossy().contains("unfit")
+        {
+            out.push_str(&std::fs::read_to_string(&p).unwrap());
+        }
+    }
+    out
 }
 
 #[test]

@@ -114,6 +114,9 @@ pub fn fit_text(action: &str, r: &FitReply) -> String {
                 r.verdict,
                 f.path
             ));
+            if !f.over_hard_because.is_empty() {
+                out.push_str(&format!("  {}\n", f.over_hard_because));
+            }
         }
         return out;
     }
@@ -121,8 +124,13 @@ pub fn fit_text(action: &str, r: &FitReply) -> String {
         out.push_str(&format!("unchanged: {}\n", r.unchanged));
     }
     for f in &r.files {
+        let because = if f.over_hard_because.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", f.over_hard_because)
+        };
         let mark = if f.tokens > u64::from(r.hard_threshold) {
-            "  OVER HARD"
+            &format!("  OVER HARD{because}")
         } else if f.tokens > u64::from(r.soft_threshold) {
             "  over soft"
         } else {

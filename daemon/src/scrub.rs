@@ -1,16 +1,27 @@
 //! Secret scrubbing: credentials found in source text are replaced by `[REDACTED:kind]`
 //! before the text is parsed, indexed, embedded or shown — so nothing that leaves the daemon
-//! (answers, expansions, hook context, the vector cache) carries them. Line numbers are kept:
-//! a multi-line secret (a PEM block) keeps its line breaks.
+//! (answers, expansions, graph and map pages, hook context, the cache) carries them. Line
+//! numbers are kept: a multi-line secret (a PEM block) keeps its line breaks.
 //!
-//! Rules are specific formats (AWS, GitHub, GitLab, Slack, Stripe, Google, JWT, PEM) plus two
-//! contextual ones: the password of a connection string, and a quoted value assigned to a
-//! key-like name that looks random (placeholders, variable references and versions are not).
+//! Three kinds of rule, in this order (a later finding never overlaps an earlier one):
+//! - [`formats`]: provider key formats (AWS, GitHub, GitLab, Slack, Stripe, Google, OpenAI,
+//!   Anthropic, npm, PyPI, Docker Hub, SendGrid, Twilio, Azure, …), private keys, JWTs,
+//!   random-looking bearer and basic credentials, and the password of any URL with a scheme;
+//! - [`assign`]: any literal assigned to a credential-like name, whatever its entropy, unless
+//!   it is clearly not a secret (a reference, a lookup, a placeholder, a type, a label);
+//!   unquoted values count in configuration, shell and Markdown text;
+//! - a quoted value assigned to a key-like name that looks random.
+//!
 //! `FITTOK_SCRUB=false` turns it off.
+
+mod assign;
+mod formats;
 
 use std::sync::OnceLock;
 
 use regex::Regex;
+
+pub use assign::Dialect;
 
 /// One secret found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,49 +34,18 @@ pub struct Finding {
     pub end: usize,
 }
 
-struct Rule {
-    kind: &'static str,
-    re: Regex,
-    /// The capture group holding the secret (0 = the whole match).
-    group: usize,
-    /// Contextual rules also require the value to look random.
-    check_entropy: bool,
-}
-
-fn rules() -> &'static [Rule] {
-    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
-    RULES.get_or_init(|| {
-        let rule = |kind, pattern: &str, group, check_entropy| {
-            Regex::new(pattern).ok().map(|re| Rule {
-                kind,
-                re,
-                group,
-                check_entropy,
-            })
-        };
-        [
-            rule("private_key", r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----", 0, false),
-            rule("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b", 0, false),
-            rule("aws_secret_key", r#"(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b"#, 1, false),
-            rule("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}\b", 0, false),
-            rule("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b", 0, false),
-            rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", 0, false),
-            rule("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", 0, false),
-            rule("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b", 0, false),
-            rule("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b", 0, false),
-            rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, false),
-            rule("connection_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\x22]+:([^\s@/'\x22]{3,})@[^\s'\x22]+", 1, false),
-            rule(
-                "assigned_secret",
-                r#"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|pwd|credential|auth[_-]?key|private[_-]?key|access[_-]?key)[a-z0-9_]*["']?\s*(?::=|=>|[:=])\s*[bru]?["'`]([^"'`\s]{8,})["'`]"#,
-                1,
-                true,
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+/// A quoted random-looking value assigned to a name that holds a credential word anywhere
+/// (`api_key_prod`, `secret_v2`): caught by its entropy, since such names also name other
+/// things.
+fn random_key_rule() -> Option<&'static Regex> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(?i)\b[a-z0-9_.-]*(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|pwd|credential|auth[_-]?key|private[_-]?key|access[_-]?key)[a-z0-9_]*["']?\s*(?::=|=>|[:=])\s*[bru]?["'`]([^"'`\s]{8,})["'`]"#,
+        )
+        .ok()
     })
+    .as_ref()
 }
 
 /// Bits of entropy per character.
@@ -84,9 +64,15 @@ fn entropy(s: &str) -> f64 {
         .sum()
 }
 
-/// Whether an assigned value looks like a real secret rather than a placeholder, a variable
+/// Whether a quoted "value" is code: the match began inside one string literal and ended
+/// inside another (`", for type token: ").append(token.toString()).append('`).
+fn code_fragment(v: &str) -> bool {
+    [").", "(\"", "('", "()"].iter().any(|p| v.contains(p))
+}
+
+/// Whether a value looks like a random credential rather than a placeholder, a variable
 /// reference, a path, a version or prose.
-fn looks_secret(v: &str) -> bool {
+fn looks_random(v: &str) -> bool {
     let lower = v.to_lowercase();
     let placeholder = [
         "xxx",
@@ -100,15 +86,13 @@ fn looks_secret(v: &str) -> bool {
         "${",
         "{{",
         "%(",
-        "env",
         "todo",
-        "test",
         "fake",
         "sample",
         "****",
         "....",
     ];
-    if placeholder.iter().any(|p| lower.contains(p)) {
+    if placeholder.iter().any(|p| lower.contains(p)) || code_fragment(v) {
         return false;
     }
     // Versions, dotted names, paths and URLs without credentials.
@@ -127,7 +111,7 @@ fn looks_secret(v: &str) -> bool {
     // Identifiers (snake_case, camelCase words) are names, not secrets.
     let identifier = v
         .chars()
-        .all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-');
+        .all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-' || c == '.');
     let n = v.chars().count();
     !identifier && entropy(v) >= 3.0 && (classes >= 3 || (classes >= 2 && n >= 12))
 }
@@ -147,36 +131,52 @@ pub fn enabled() -> bool {
     })
 }
 
-/// Every secret in `text`, in order, without overlaps.
-pub fn find(text: &str) -> Vec<Finding> {
-    let mut found: Vec<Finding> = Vec::new();
-    for rule in rules() {
+/// Every secret in `text`, in order, without overlaps. `dialect` says whether unquoted
+/// values are literals ([`Dialect::of_path`] picks it for a file).
+pub fn find(text: &str, dialect: Dialect) -> Vec<Finding> {
+    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut add = |s: usize, e: usize, kind: &'static str| {
+        if s < e && !spans.iter().any(|&(a, b, _)| s < b && a < e) {
+            spans.push((s, e, kind));
+        }
+    };
+    for rule in formats::rules() {
         for caps in rule.re.captures_iter(text) {
             let Some(m) = caps.get(rule.group) else {
                 continue;
             };
-            if rule.check_entropy && !looks_secret(m.as_str()) {
-                continue;
+            if assign::passes(rule.check, m.as_str()) {
+                add(m.start(), m.end(), rule.kind);
             }
-            if found.iter().any(|f| m.start() < f.end && f.start < m.end()) {
-                continue;
-            }
-            found.push(Finding {
-                line: text[..m.start()].matches('\n').count() + 1,
-                kind: rule.kind,
-                start: m.start(),
-                end: m.end(),
-            });
         }
     }
+    for a in assign::find(text, dialect) {
+        add(a.start, a.end, "assigned_secret");
+    }
+    if let Some(re) = random_key_rule() {
+        for caps in re.captures_iter(text) {
+            if let Some(m) = caps.get(1).filter(|m| looks_random(m.as_str())) {
+                add(m.start(), m.end(), "assigned_secret");
+            }
+        }
+    }
+    let mut found: Vec<Finding> = spans
+        .into_iter()
+        .map(|(start, end, kind)| Finding {
+            line: text[..start].matches('\n').count() + 1,
+            kind,
+            start,
+            end,
+        })
+        .collect();
     found.sort_by_key(|f| f.start);
     found
 }
 
 /// `text` with every secret replaced by `[REDACTED:kind]`; line breaks inside a secret are
 /// kept so line numbers do not move.
-pub fn scrub(text: &str) -> (String, Vec<Finding>) {
-    let found = find(text);
+pub fn scrub(text: &str, dialect: Dialect) -> (String, Vec<Finding>) {
+    let found = find(text, dialect);
     if found.is_empty() {
         return (text.to_string(), found);
     }
@@ -195,22 +195,31 @@ pub fn scrub(text: &str) -> (String, Vec<Finding>) {
     (out, found)
 }
 
-/// Scrubs file bytes (when enabled); non-UTF-8 bytes are scanned lossily and left as they
-/// are when nothing is found.
-pub fn scrub_bytes(bytes: Vec<u8>) -> Vec<u8> {
+/// Scrubs the bytes of the file at `path` (when enabled). Text that is not valid UTF-8 is
+/// scrubbed in its valid runs; the other bytes are left as they are.
+pub fn scrub_bytes(path: &str, bytes: Vec<u8>) -> Vec<u8> {
     if !enabled() {
         return bytes;
     }
+    let dialect = Dialect::of_path(path);
     match String::from_utf8(bytes) {
         Ok(text) => {
-            let (clean, found) = scrub(&text);
+            let (clean, found) = scrub(&text, dialect);
             if found.is_empty() {
                 text.into_bytes()
             } else {
                 clean.into_bytes()
             }
         }
-        Err(e) => e.into_bytes(),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = Vec::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                out.extend_from_slice(scrub(chunk.valid(), dialect).0.as_bytes());
+                out.extend_from_slice(chunk.invalid());
+            }
+            out
+        }
     }
 }
 

@@ -231,7 +231,7 @@ pub fn read(root: &Path, listed: &Listed) -> Result<SourceFile, SkipReason> {
         // The size read, not the size listed: the file may have changed in between.
         size: bytes.len() as u64,
         mtime_ns: listed.mtime_ns,
-        bytes: crate::scrub::scrub_bytes(bytes),
+        bytes: crate::scrub::scrub_bytes(&listed.path, bytes),
     })
 }
 

@@ -157,6 +157,22 @@ pub fn verdict(tokens: usize, opts: &FitOptions) -> Verdict {
     }
 }
 
+/// Why a file is over the hard threshold when the planner could not help it: it holds a
+/// line longer than hard, and lines are never split. `None` when no single line explains it.
+pub fn unsplittable_line(text: &str, opts: &FitOptions) -> Option<String> {
+    let (line, tokens) = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, opts.estimator.count(l)))
+        .max_by_key(|&(_, t)| t)?;
+    (tokens > opts.hard).then(|| {
+        format!(
+            "line {line} alone is {} tokens; lines are never split",
+            thousands(tokens)
+        )
+    })
+}
+
 /// The lowercased stem naming a document's subdocument folder (`BERNARD.md` → `bernard`).
 pub fn stem_of(file_name: &str) -> String {
     file_name

@@ -522,36 +522,39 @@ impl<'a> Planner<'a> {
             .saturating_sub(self.est(preamble))
             .max(link_cost * 2);
         // As few groups as keep each near the soft size, as many as their links allow.
-        let groups = total
+        let mut groups = total
             .div_ceil(self.opts.soft * 4 / 5)
             .clamp(2, (room / link_cost).max(2))
             .min(sections.len());
-        let target = total.div_ceil(groups);
-        let mut runs: Vec<(String, String, String)> = Vec::new();
+        // `link_cost` guesses a name's length; the real names can be longer (two titles cut to
+        // 24 characters each). Plan with them, and with fewer, larger groups while the bare
+        // links would not fit beside the preamble: each group is fitted in turn, so the tree
+        // gains a level instead of the root going over.
+        let runs = loop {
+            let runs = plan_runs(full_tokens, groups);
+            let links: usize = runs
+                .iter()
+                .map(|&(i, j)| {
+                    let name = format!("{}-99", run_name(sections, i, j));
+                    // +1: an estimate rounds down per piece, not per file.
+                    self.est(&format!(
+                        "→ [{stem}/{name}.md]({stem}/{name}.md) (~99,999 tokens)\n"
+                    )) + 1
+                })
+                .sum();
+            if links <= room || groups <= 2 {
+                break runs;
+            }
+            groups = (groups * room / links).clamp(2, groups - 1);
+        };
+        let mut built: Vec<(String, String, String)> = Vec::new();
         let mut out = preamble.to_string();
         if !out.is_empty() && !out.ends_with("\n\n") {
             out.push('\n');
         }
-        let mut i = 0;
-        while i < sections.len() {
-            let mut j = i;
-            let mut size = 0;
-            while j < sections.len() && (j == i || size + full_tokens[j] <= target) {
-                size += full_tokens[j];
-                j += 1;
-            }
-            // Keep at least two groups, so the child is smaller than this node.
-            if i == 0 && j == sections.len() {
-                j = sections.len() / 2;
-            }
+        for (i, j) in runs {
             let text: String = full[i..j].concat();
-            let name = if j - i == 1 {
-                slug(&sections[i].title)
-            } else {
-                let (a, b) = (slug(&sections[i].title), slug(&sections[j - 1].title));
-                let cut = |s: &str| s.chars().take(24).collect::<String>();
-                format!("{}--{}", cut(&a), cut(&b))
-            };
+            let name = run_name(sections, i, j);
             // An inserted heading names the run and lists what it holds, so the root is an
             // overview rather than a bare list of links (dropped again if it does not fit).
             let (heading, titles) = if j - i > 1 {
@@ -576,13 +579,12 @@ impl<'a> Planner<'a> {
                 (String::new(), String::new())
             };
             let link = self.child(&text, dir, stem, &name, depth);
-            runs.push((heading, titles, link));
-            i = j;
+            built.push((heading, titles, link));
         }
         // The fullest overview that fits: headings and titles, headings alone, links alone.
         for detail in [2, 1, 0] {
             let mut root = out.clone();
-            for (heading, titles, link) in &runs {
+            for (heading, titles, link) in &built {
                 if detail >= 1 {
                     root.push_str(heading);
                 }
@@ -626,9 +628,22 @@ impl<'a> Planner<'a> {
         let mut current_tokens = 0;
         let mut fence_open: Option<String> = None;
         let piece = self.opts.soft * 9 / 10;
+        // Lines longer than a part are never split (that would change the text): each such
+        // line goes alone into a part of its own, so it is the only thing over the threshold.
+        let mut alone: Vec<usize> = Vec::new();
         for l in body {
             if l.fence_open.is_some() && fence_open.is_none() {
                 fence_open = Some(l.text.to_string());
+            }
+            let line_tokens = self.est(l.text);
+            if line_tokens > piece && !l.in_fence {
+                if !current.is_empty() {
+                    blocks.push((std::mem::take(&mut current), current_tokens));
+                }
+                alone.push(blocks.len());
+                blocks.push((l.text.to_string(), line_tokens));
+                current_tokens = 0;
+                continue;
             }
             let boundary = !l.in_fence && (l.blank || l.rule);
             current.push_str(l.text);
@@ -680,17 +695,27 @@ impl<'a> Planner<'a> {
         let mut parts: Vec<String> = Vec::new();
         let mut part = String::new();
         let mut part_tokens = 0;
-        for (b, t) in blocks {
-            if !part.is_empty() && part_tokens + t > target && part_tokens >= target / 3 {
+        // Whether the last part holds a line alone: nothing is merged into it.
+        let mut last_alone = false;
+        for (k, (b, t)) in blocks.into_iter().enumerate() {
+            let lone = alone.contains(&k);
+            let full = part_tokens + t > target && part_tokens >= target / 3;
+            if !part.trim().is_empty() && (lone || full) {
                 parts.push(std::mem::take(&mut part));
                 part_tokens = 0;
+                last_alone = false;
             }
             part.push_str(&b);
             part_tokens += t;
+            if lone {
+                parts.push(std::mem::take(&mut part));
+                part_tokens = 0;
+                last_alone = true;
+            }
         }
         if !part.trim().is_empty() {
             match parts.last_mut() {
-                Some(last) if part_tokens < target / 3 => last.push_str(&part),
+                Some(last) if part_tokens < target / 3 && !last_alone => last.push_str(&part),
                 _ => parts.push(part),
             }
         } else if let Some(last) = parts.last_mut() {
@@ -747,6 +772,41 @@ impl<'a> Planner<'a> {
             out.push_str(&link);
         }
         out
+    }
+}
+
+/// Consecutive runs `(start, end)` of about `total / groups` tokens each, at least two.
+fn plan_runs(full_tokens: &[usize], groups: usize) -> Vec<(usize, usize)> {
+    let total: usize = full_tokens.iter().sum();
+    let target = total.div_ceil(groups.max(1));
+    let n = full_tokens.len();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        let mut size = 0;
+        while j < n && (j == i || size + full_tokens[j] <= target) {
+            size += full_tokens[j];
+            j += 1;
+        }
+        // Keep at least two groups, so the child is smaller than this node.
+        if i == 0 && j == n {
+            j = (n / 2).max(1);
+        }
+        runs.push((i, j));
+        i = j;
+    }
+    runs
+}
+
+/// A run's name: its section's slug, or the first and last sections' slugs cut short.
+fn run_name(sections: &[Section], i: usize, j: usize) -> String {
+    if j - i == 1 {
+        slug(&sections[i].title)
+    } else {
+        let (a, b) = (slug(&sections[i].title), slug(&sections[j - 1].title));
+        let cut = |s: &str| s.chars().take(24).collect::<String>();
+        format!("{}--{}", cut(&a), cut(&b))
     }
 }
 

@@ -167,6 +167,86 @@ fn changelogs_with_hundreds_of_sections_are_grouped() {
     assert!(files[0].tokens <= o.soft, "{}", files[0].tokens);
 }
 
+/// A 20 MB reference with 9,000 sections on one level, each with a fence: the links to its
+/// groups alone are more than a root can hold, so the tree gains a level instead.
+#[test]
+fn a_twenty_megabyte_document_keeps_every_file_under_the_thresholds() {
+    let mut doc = String::from("# Reference\n\nEvery option, one section each.\n");
+    let filler = "the value is read once at start and kept for the whole run of the program, ";
+    for i in 0..9000 {
+        doc.push_str(&format!(
+            "\n## Option {i}: configuring the behaviour of module number {i} in detail\n\n"
+        ));
+        for p in 0..4 {
+            doc.push_str(&format!("Paragraph {p} of option {i}: "));
+            doc.push_str(&filler.repeat(7));
+            doc.push_str("\n\n");
+        }
+        doc.push_str("```yaml\n");
+        for k in 0..8 {
+            doc.push_str(&format!("option_{i}_{k}: {k}\n"));
+        }
+        doc.push_str("```\n");
+    }
+    assert!(doc.len() >= 20_000_000, "{} bytes", doc.len());
+    let o = FitOptions {
+        estimator: Estimator::Chars4,
+        ..FitOptions::default()
+    };
+    let t = std::time::Instant::now();
+    let files = assert_invariants(&doc, &o);
+    eprintln!(
+        "20 MB, 9,000 sections: {} files, root {} tokens, planned and checked in {:.1} s",
+        files.len(),
+        files[0].tokens,
+        t.elapsed().as_secs_f64()
+    );
+    assert!(files[0].tokens <= o.soft, "root {}", files[0].tokens);
+}
+
+/// One 300 KB line — prose, text without spaces, base64 — goes alone into a subdocument of its
+/// own; every other file stays under hard and nothing is lost.
+#[test]
+fn a_line_longer_than_hard_is_moved_whole_into_a_file_of_its_own() {
+    let prose = "the line goes on and on without a break ".repeat(7_500);
+    let no_spaces: String = (0..300_000)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    let base64: String = (0..300_000)
+        .map(|i| b"ABCxyz019+/"[i % 11] as char)
+        .collect();
+    for line in [prose, no_spaces, base64] {
+        let line = line.trim_end().to_string();
+        let doc = format!(
+            "# Doc\n\nIntro.\n\n## Before\n\n{}\n\n## Long\n\nLead-in.\n\n{line}\n\nTail text.\n\n## After\n\nEnd.\n",
+            "Words before the line. ".repeat(200)
+        );
+        let o = opts(3000, 5000);
+        let files = plan(&doc, "DOC.md", &o).unwrap();
+        let over: Vec<&FitFile> = files.iter().filter(|f| f.tokens > o.hard).collect();
+        assert_eq!(
+            over.len(),
+            1,
+            "{:?}",
+            files.iter().map(|f| (&f.rel, f.tokens)).collect::<Vec<_>>()
+        );
+        assert_eq!(over[0].text.trim(), line, "the line, alone");
+        assert!(unsplittable_line(&over[0].text, &o).is_some());
+        for f in files.iter().filter(|f| f.tokens <= o.hard) {
+            assert!(unsplittable_line(&f.text, &o).is_none());
+        }
+        let rebuilt = reconstruct(&files, "DOC.md");
+        let mut it = rebuilt.iter();
+        for l in doc.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(
+                it.any(|r| r == l.trim_end()),
+                "lost or reordered: {:.60}",
+                l
+            );
+        }
+    }
+}
+
 #[test]
 fn crlf_is_kept_and_cjk_is_measured_by_the_real_tokenizer() {
     let mut doc = String::new();

@@ -81,6 +81,11 @@ pub struct Answer {
     pub provenance: Provenance,
     pub map: Vec<MapEntry>,
     pub nodes: Vec<AnswerNode>,
+    /// Ids of the definitions inside the containers shown whole: their code is in the answer
+    /// although they are not blocks of their own (a session that skips what it has seen skips
+    /// them too).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inside_whole: Vec<String>,
     pub references: Vec<RefSig>,
     pub pointers: Vec<Pointer>,
     /// Tokens of the files the shown code comes from, read whole (when savings are shown).
@@ -367,6 +372,17 @@ pub fn answer(input: RenderInput) -> Answer {
             }
         })
         .collect();
+    // Members of a container shown whole were shown too, though not as blocks of their own.
+    let mut inside_whole = Vec::new();
+    let mut stack: Vec<u32> = blocks
+        .iter()
+        .filter(|b| b.mode == Mode::Whole)
+        .flat_map(|b| g.members(b.node))
+        .collect();
+    while let Some(m) = stack.pop() {
+        inside_whole.push(node_id(g, m));
+        stack.extend(g.members(m));
+    }
     Answer {
         text,
         tokens,
@@ -374,6 +390,7 @@ pub fn answer(input: RenderInput) -> Answer {
         provenance,
         map,
         nodes,
+        inside_whole,
         references: refs,
         pointers,
         whole_files_tokens,

@@ -126,6 +126,124 @@ fn secrets() -> Vec<(String, &'static str)> {
             ),
             "private_key",
         ),
+        // Shapes a keyword-blind scanner misses: low entropy, passphrases, `/`, URLs with an
+        // empty user or an `@` in the password, Java constants.
+        (
+            "    'PASSWORD': 'hunter2hunter2',".to_string(),
+            "assigned_secret",
+        ),
+        (
+            "db_password = \"correct horse battery staple\"".to_string(),
+            "assigned_secret",
+        ),
+        (
+            format!(
+                "client_secret = \"{}/{}\"",
+                g.pick(ALNUM, 12),
+                g.pick(ALNUM, 12)
+            ),
+            "assigned_secret",
+        ),
+        (
+            "CACHE_URL = \"redis://:s3cretpass@cache:6379/0\"".to_string(),
+            "connection_password",
+        ),
+        (
+            "url = \"postgresql://app:p@ss:w0rd@db.internal:5432/app\"".to_string(),
+            "connection_password",
+        ),
+        (
+            "    private static final String DB_PASS = \"Winter2024\";".to_string(),
+            "assigned_secret",
+        ),
+        ("$password = 'letmein99';".to_string(), "assigned_secret"),
+        (
+            "define('DB_PASSWORD', 'qwerty123');".to_string(),
+            "assigned_secret",
+        ),
+        (
+            "builder.setPassword(\"tiger-Scott7\")".to_string(),
+            "assigned_secret",
+        ),
+        (
+            "let apiKey = \"k3y-for-prod\"".to_string(),
+            "assigned_secret",
+        ),
+        (
+            "password: str = \"swordfish42\"".to_string(),
+            "assigned_secret",
+        ),
+        // Provider formats.
+        (format!("NPM_TOKEN=npm_{}", g.pick(ALNUM, 36)), "npm_token"),
+        (
+            format!("password = pypi-AgEIcHlwaS5vcmc{}", b64url(&mut g, 60)),
+            "pypi_token",
+        ),
+        (
+            format!("docker login -p dckr_pat_{}", b64url(&mut g, 27)),
+            "dockerhub_token",
+        ),
+        (
+            format!(
+                "conn = \"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={}==;\"",
+                g.pick(B64, 86)
+            ),
+            "azure_storage_key",
+        ),
+        (
+            format!("twilio_key = \"SK{}\"", g.pick("0123456789abcdef", 32)),
+            "twilio_key",
+        ),
+        (
+            format!(
+                "SENDGRID = \"SG.{}.{}\"",
+                b64url(&mut g, 22),
+                b64url(&mut g, 43)
+            ),
+            "sendgrid_key",
+        ),
+        (
+            format!(
+                "client = OpenAI(api_key=\"sk-proj-{}T3BlbkFJ{}\")",
+                b64url(&mut g, 40),
+                b64url(&mut g, 40)
+            ),
+            "openai_key",
+        ),
+        (
+            format!("ANTHROPIC = \"sk-ant-api03-{}AA\"", b64url(&mut g, 93)),
+            "anthropic_key",
+        ),
+        (
+            format!(
+                "HF = \"hf_{}\"",
+                g.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 34)
+            ),
+            "huggingface_token",
+        ),
+        (
+            format!("curl -H \"Authorization: Bearer {}\"", b64url(&mut g, 40)),
+            "bearer_token",
+        ),
+    ]
+}
+
+/// Lines from configuration, shell and Markdown files (read with [`Dialect::Config`]), each a
+/// secret: unquoted values are literals there.
+fn config_secrets() -> Vec<(String, &'static str)> {
+    let mut g = Gen(0xC0F16);
+    vec![
+        (
+            format!("export API_TOKEN={}", g.pick(ALNUM, 24)),
+            "assigned_secret",
+        ),
+        ("  password: hunter2hunter2".to_string(), "assigned_secret"),
+        ("db.password=Sup3rS3cret!".to_string(), "assigned_secret"),
+        ("smtp_pass = mailpass2024".to_string(), "assigned_secret"),
+        (
+            format!("AUTH_TOKEN={} ./deploy.sh", g.pick(ALNUM, 20)),
+            "assigned_secret",
+        ),
     ]
 }
 
@@ -155,49 +273,110 @@ fn look_alikes() -> Vec<String> {
         "let secretary = \"Margaret Hamilton\";".into(),
         "ip = \"192.168.100.200\"".into(),
         "TOKEN_LENGTH = \"32\"".into(),
+        "password = getpass.getpass(\"Password: \")".into(),
+        "    password: Optional[str] = None".into(),
+        "  password: string;".into(),
+        "token = self._tokens[0]".into(),
+        "token = \"IDENT\"".into(),
+        "if token == \"(\":".into(),
+        "label = {\"password\": \"Passwort\"}".into(),
+        "\"password\": \"Mot de passe\",".into(),
+        "error = \"Invalid password, try again.\"".into(),
+        "password = os.environ.get(\"DB_PASSWORD\", \"\")".into(),
+        "secret_key = settings.SECRET_KEY".into(),
+        "API_TOKEN: ${{ secrets.API_TOKEN }}".into(),
+        "auth = \"basic\"".into(),
+        "export GITHUB_TOKEN=$(gh auth token)".into(),
+        "- `password`: the user's password, checked against the hash.".into(),
+        "password = <your password>".into(),
+        "REQUIRED_FIELDS = ('password', 'username')".into(),
+        "token_type: bearer".into(),
+        "pwd = \"/home/user/project\"".into(),
+        "getPassword(\"default\")".into(),
+        "auth_token: Option<String>,".into(),
+        "url = \"postgres://user:${DB_PASSWORD}@localhost/app\"".into(),
+        "git clone git@github.com:psf/requests.git".into(),
+        "Bearer tokens are sent in the Authorization header of every request.".into(),
+        "header = \"Bearer \" + token".into(),
+        "keyboard = \"qwertyuiopasdfgh\"".into(),
+        "    \"pbkdf2-password\": \"1.2.1\",".into(),
+        "Never pass :data:`~flask.current_app` as sender to a signal.".into(),
+        "    (\"PASS\", \"not-keyword\"),".into(),
+        "fetch(url, { credentials: 'omit' })".into(),
+        ".append(\", for type token: \").append(token.toString()).append('.');".into(),
+        "auth: str = \"/auth\"".into(),
     ]
 }
 
 #[test]
 fn precision_and_recall_on_the_corpus() {
-    let positives = secrets();
+    // Code lines are also secrets read as configuration; look-alikes are checked in both.
+    let cases: Vec<(String, &str, Dialect)> = secrets()
+        .into_iter()
+        .flat_map(|(t, k)| [(t.clone(), k, Dialect::Code), (t, k, Dialect::Config)])
+        .chain(
+            config_secrets()
+                .into_iter()
+                .map(|(t, k)| (t, k, Dialect::Config)),
+        )
+        .collect();
     let negatives = look_alikes();
     let mut tp = 0;
-    let mut fn_ = Vec::new();
-    for (text, kind) in &positives {
-        let f = find(text);
+    let mut missed = Vec::new();
+    for (text, kind, dialect) in &cases {
+        let f = find(text, *dialect);
         if f.len() == 1 && f[0].kind == *kind {
             tp += 1;
         } else {
-            fn_.push((text.clone(), f));
+            missed.push((text.clone(), dialect, f));
         }
     }
     let mut fp = Vec::new();
     for text in &negatives {
-        let f = find(text);
-        if !f.is_empty() {
-            fp.push((text.clone(), f));
+        for dialect in [Dialect::Code, Dialect::Config] {
+            let f = find(text, dialect);
+            if !f.is_empty() {
+                fp.push((text.clone(), dialect, f));
+            }
         }
     }
-    let recall = tp as f64 / positives.len() as f64;
-    let precision = tp as f64 / (tp + fp.len()) as f64;
+    let recall = tp as f64 / cases.len() as f64;
+    let precision = tp as f64 / (tp + fp.len()).max(1) as f64;
     eprintln!(
-        "scrubber: recall {:.1}% ({tp}/{}), precision {:.1}% ({} false positives in {} look-alikes)",
+        "scrubber: recall {:.1}% ({tp}/{}), precision {:.1}% ({} false positives in {} look-alikes × 2 dialects)",
         recall * 100.0,
-        positives.len(),
+        cases.len(),
         precision * 100.0,
         fp.len(),
         negatives.len()
     );
-    assert!(fn_.is_empty(), "missed: {fn_:#?}");
+    assert!(missed.is_empty(), "missed: {missed:#?}");
     assert!(fp.is_empty(), "false positives: {fp:#?}");
+}
+
+#[test]
+fn unquoted_values_are_code_in_source_files() {
+    // `TOKEN=abc123def` in Python assigns a variable, not a literal.
+    assert!(find("API_TOKEN=abc123def456", Dialect::Code).is_empty());
+    assert_eq!(find("API_TOKEN=abc123def456", Dialect::Config).len(), 1);
+}
+
+#[test]
+fn invalid_utf8_is_scrubbed_in_its_valid_runs() {
+    let mut bytes = b"x = 1\n\xff\xfe\n".to_vec();
+    bytes.extend_from_slice(format!("password = \"{}\"\n", "Tr0ub4dor&3x").as_bytes());
+    let out = scrub_bytes("legacy.py", bytes.clone());
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("[REDACTED:assigned_secret]"), "{text}");
+    assert!(!text.contains("Tr0ub4dor"));
+    assert_eq!(&out[6..8], b"\xff\xfe", "the other bytes stay as they were");
 }
 
 #[test]
 fn scrubbing_keeps_lines_and_hides_values() {
     let all: Vec<String> = secrets().into_iter().map(|(t, _)| t).collect();
     let text = format!("def connect():\n{}\n    return 1\n", all.join("\n"));
-    let (clean, found) = scrub(&text);
+    let (clean, found) = scrub(&text, Dialect::Code);
     assert_eq!(found.len(), all.len());
     assert_eq!(
         clean.lines().count(),

@@ -137,6 +137,7 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
             reply.files.push(FitFileInfo {
                 path: req.path.clone(),
                 tokens: tokens as u64,
+                over_hard_because: fit::unsplittable_line(&text, &opts).unwrap_or_default(),
             });
         }
         "generate" | "" => {
@@ -174,6 +175,7 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
                 .map(|f| FitFileInfo {
                     path: dir.join(&f.rel).display().to_string(),
                     tokens: f.tokens as u64,
+                    over_hard_because: fit::unsplittable_line(&f.text, &opts).unwrap_or_default(),
                 })
                 .collect();
         }
@@ -215,6 +217,7 @@ pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, S
         .map(|f| FitFileInfo {
             path: dir.join(&f.rel).display().to_string(),
             tokens: f.tokens as u64,
+            over_hard_because: fit::unsplittable_line(&f.text, &opts).unwrap_or_default(),
         })
         .collect();
     Ok(out)

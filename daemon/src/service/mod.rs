@@ -254,7 +254,12 @@ impl Fittok for FittokService {
                 String::new()
             };
             Ok::<_, Status>(QueryReply {
-                node_ids: answer.nodes.iter().map(|n| n.id.clone()).collect(),
+                node_ids: answer
+                    .nodes
+                    .iter()
+                    .map(|n| n.id.clone())
+                    .chain(answer.inside_whole.iter().cloned())
+                    .collect(),
                 tokens: answer.tokens as u32,
                 semantic_coverage: engine.semantic_coverage(),
                 freshness: answer.provenance.freshness.clone(),

@@ -64,9 +64,9 @@ enum Command {
         /// about two seconds), or `full` (embed every node first).
         #[arg(long, value_enum, default_value_t = SemanticArg::Cached)]
         semantic: SemanticArg,
-        /// Which model orders the candidates: reciprocal rank fusion of the signals (what
-        /// measured best on the dev benchmark), or the learned ranker.
-        #[arg(long, value_enum, default_value_t = RankerArg::Fusion)]
+        /// Which model orders the candidates: `auto` (the learned ranker for short questions,
+        /// reciprocal rank fusion for long ones), `learned` or `fusion`.
+        #[arg(long, value_enum, default_value_t = RankerArg::Auto)]
         ranker: RankerArg,
         /// Print every candidate with the learned ranker's features as JSON instead of an
         /// answer (what `scripts/train/train.py` trains on).
@@ -121,6 +121,7 @@ struct ServeArgs {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum RankerArg {
+    Auto,
     Learned,
     Fusion,
 }
@@ -128,6 +129,7 @@ enum RankerArg {
 impl RankerArg {
     fn ranker(self) -> fittok_engine::rank::Ranker {
         match self {
+            RankerArg::Auto => fittok_engine::rank::Ranker::Auto,
             RankerArg::Learned => fittok_engine::rank::Ranker::Learned,
             RankerArg::Fusion => fittok_engine::rank::Ranker::Fusion,
         }
@@ -373,7 +375,8 @@ fn main() -> anyhow::Result<()> {
                 let bytes = std::fs::read(path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
                 let text = String::from_utf8_lossy(&bytes);
-                for f in fittok_engine::scrub::find(&text) {
+                let dialect = fittok_engine::scrub::Dialect::of_path(&path.to_string_lossy());
+                for f in fittok_engine::scrub::find(&text, dialect) {
                     any = true;
                     println!(
                         "{}:{} {} {}",
