@@ -76,7 +76,9 @@ fn plant(repo: &TempRepo) -> Vec<&'static str> {
             "client_secret = \"Zq81vXc/7Lm2Pw9\"\n",
             "CACHE_URL = \"redis://:s3cretpass@cache:6379/0\"\n",
             "DATABASE_URL = \"postgresql://app:p@ssw0rd!@db.internal:5432/app\"\n\n\n",
-            "def database_settings():\n    \"\"\"The database settings the app connects with.\"\"\"\n    return DATABASES['default']\n",
+            "def database_settings():\n    \"\"\"The database settings the app connects with.\"\"\"\n    return DATABASES['default']\n\n\n",
+            // In a signature, which the parse cache stores.
+            "def connect(user, db_password=\"hunter2hunter2\"):\n    return (user, db_password)\n",
         ),
     )
     .write(
@@ -145,4 +147,13 @@ fn every_planted_shape_is_redacted_everywhere() {
             &std::fs::read_to_string(entry.path()).unwrap_or_default(),
         );
     }
+    // Nor does the cache on disk hold them (parses are made from scrubbed text).
+    ok(&env.fittok(&["daemon", "stop"]));
+    let mut cached = 0;
+    for entry in std::fs::read_dir(&env.cache).unwrap().flatten() {
+        let bytes = std::fs::read(entry.path()).unwrap_or_default();
+        cached += bytes.len();
+        leaks("the cache", &String::from_utf8_lossy(&bytes));
+    }
+    assert!(cached > 0, "the cache was written");
 }
