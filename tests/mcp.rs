@@ -117,6 +117,17 @@ fn python_sdk_sessions_share_one_cold_daemon() {
                 .contains("RATES.get(country")
         );
         assert!(get("status")["text"].as_str().unwrap().contains("nodes"));
+        let code_fit = get("code_fit");
+        assert_eq!(code_fit["error"], true, "{code_fit}");
+        assert!(
+            code_fit["text"]
+                .as_str()
+                .unwrap()
+                .contains("is not a Markdown file"),
+            "{code_fit}"
+        );
+        assert_eq!(code_fit["unchanged"], true, "{code_fit}");
+        assert_eq!(code_fit["side_files"], serde_json::json!([]), "{code_fit}");
         for bad in ["bad_repo", "bad_id", "empty", "bad_fit"] {
             assert_eq!(get(bad)["error"], true, "{bad}: {}", get(bad));
         }

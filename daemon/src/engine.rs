@@ -19,8 +19,27 @@ use crate::walk::{WalkError, WalkOptions};
 pub enum EngineError {
     #[error(transparent)]
     Walk(#[from] WalkError),
+    /// Holds the id cut to [`SHOWN_ID_CHARS`]: an error travels in a gRPC status header, which
+    /// an id of any length must not overflow.
     #[error("unknown id {0:?}: expected `path#Qualified.name` from an answer, or `path:start-end`")]
     UnknownId(String),
+    #[error(
+        "an id of {0} characters is not an id (at most {MAX_ID_CHARS}): expected `path#Qualified.name` or `path:start-end`"
+    )]
+    IdTooLong(usize),
+}
+
+/// Longer ids are refused outright: no path and name comes near.
+pub const MAX_ID_CHARS: usize = 4096;
+/// How much of an unknown id an error repeats.
+const SHOWN_ID_CHARS: usize = 200;
+
+fn unknown_id(id: &str) -> EngineError {
+    let mut shown: String = id.chars().take(SHOWN_ID_CHARS).collect();
+    if shown.len() < id.len() {
+        shown.push('…');
+    }
+    EngineError::UnknownId(shown)
 }
 
 /// Whether a question is long enough that the semantic signal is not used for it (see
@@ -582,20 +601,22 @@ impl Engine {
         let g = &self.repo.graph;
         let mut out = String::new();
         for id in ids {
+            let chars = id.chars().count();
+            if chars > MAX_ID_CHARS {
+                return Err(EngineError::IdTooLong(chars));
+            }
             if let Some(node) = (0..g.nodes.len() as u32).find(|&n| node_id(g, n) == *id) {
                 let file = g.nodes[node as usize].file;
                 let starts = line_starts(&self.sources[file as usize]);
                 out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts));
                 continue;
             }
-            let (path, range) = id
-                .rsplit_once(':')
-                .ok_or_else(|| EngineError::UnknownId(id.clone()))?;
+            let (path, range) = id.rsplit_once(':').ok_or_else(|| unknown_id(id))?;
             let (a, b) = range.split_once('-').unwrap_or((range, range));
             let (Ok(a), Ok(b), Some(file)) =
                 (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path))
             else {
-                return Err(EngineError::UnknownId(id.clone()));
+                return Err(unknown_id(id));
             };
             let src = &self.sources[file as usize];
             let starts = line_starts(src);

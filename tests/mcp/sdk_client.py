@@ -53,6 +53,15 @@ async def session(server, repo, out, tag):
             out[f"{tag}_fit"] = {"error": fit.isError, "text": text_of(fit), "root": open(doc).read()[:3000]}
             bad_fit = await s.call_tool("fit_markdown", {"path": "relative.md"})
             out[f"{tag}_bad_fit"] = {"error": bad_fit.isError, "text": text_of(bad_fit)}
+            # A source file named by mistake: big enough to be split, and never rewritten.
+            code = os.path.join(repo, f"big_{tag}.py")
+            source = "".join(f"def handler_{i}(request):\n    return request.get({i})\n\n\n" for i in range(1500))
+            with open(code, "w") as fh:
+                fh.write(source)
+            code_fit = await s.call_tool("fit_markdown", {"path": code})
+            out[f"{tag}_code_fit"] = {"error": code_fit.isError, "text": text_of(code_fit),
+                                      "unchanged": open(code).read() == source,
+                                      "side_files": sorted(f for f in os.listdir(repo) if f.startswith(f"big_{tag}") and f != f"big_{tag}.py")}
             empty = await s.call_tool("code_context", {"question": "  "})
             out[f"{tag}_empty"] = {"error": empty.isError, "text": text_of(empty)}
             # Warm tool-call latency.

@@ -105,6 +105,12 @@ pub enum FitError {
     },
     #[error("{0} is not valid UTF-8 Markdown")]
     NotUtf8(PathBuf),
+    #[error(
+        "{0} is not a Markdown file (expected .md, .markdown, .mdown, .mkd, .mkdn or .mdx); nothing written"
+    )]
+    NotMarkdown(PathBuf),
+    #[error("{0} holds binary data, not Markdown text; nothing written")]
+    Binary(PathBuf),
     #[error("soft threshold {soft} must be positive and at most the hard threshold {hard}")]
     Thresholds { soft: usize, hard: usize },
     #[error("level {0} is not one of 1, 1.5, 2, 2.5, 3, 3.5, 4")]
@@ -170,6 +176,13 @@ pub fn unsplittable_line(text: &str, opts: &FitOptions) -> Option<String> {
             "line {line} alone is {} tokens; lines are never split",
             thousands(tokens)
         )
+    })
+}
+
+/// Whether a file name says Markdown.
+pub fn is_markdown_name(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["md", "markdown", "mdown", "mkd", "mkdn", "mdx"].contains(&e.to_ascii_lowercase().as_str())
     })
 }
 
@@ -246,11 +259,19 @@ pub fn generate_with(
     advisor: Option<&dyn Advisor>,
 ) -> Result<FitReport, FitError> {
     check(opts)?;
+    // Fitting rewrites the file in place: only ever a Markdown document (an agent may name
+    // any file).
+    if !is_markdown_name(path) {
+        return Err(FitError::NotMarkdown(path.to_path_buf()));
+    }
     let io = |source| FitError::Io {
         path: path.to_path_buf(),
         source,
     };
     let bytes = std::fs::read(path).map_err(io)?;
+    if bytes.contains(&0) {
+        return Err(FitError::Binary(path.to_path_buf()));
+    }
     let text = String::from_utf8(bytes).map_err(|_| FitError::NotUtf8(path.to_path_buf()))?;
     let file_name = path
         .file_name()

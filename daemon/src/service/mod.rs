@@ -92,17 +92,48 @@ pub fn capped_budget(requested: usize, cap: usize) -> usize {
     }
 }
 
+/// Statuses whose message is bounded: it travels in an HTTP/2 header, and a message echoing a
+/// user's 17,000-character id or path would overflow it and break the connection.
+mod status {
+    use tonic::Status;
+
+    /// Characters of a message kept; the rest is cut, with the count said.
+    const MAX_MESSAGE_CHARS: usize = 2000;
+
+    fn bounded(msg: impl Into<String>) -> String {
+        let msg = msg.into();
+        let n = msg.chars().count();
+        if n <= MAX_MESSAGE_CHARS {
+            return msg;
+        }
+        let head: String = msg.chars().take(MAX_MESSAGE_CHARS).collect();
+        format!("{head}… ({} more characters)", n - MAX_MESSAGE_CHARS)
+    }
+
+    pub fn invalid(msg: impl Into<String>) -> Status {
+        Status::invalid_argument(bounded(msg))
+    }
+
+    pub fn not_found(msg: impl Into<String>) -> Status {
+        Status::not_found(bounded(msg))
+    }
+
+    pub fn internal(msg: impl Into<String>) -> Status {
+        Status::internal(bounded(msg))
+    }
+}
+
 fn engine_status(e: EngineError) -> Status {
     match e {
-        EngineError::Walk(w) => Status::not_found(w.to_string()),
-        EngineError::UnknownId(_) => Status::invalid_argument(e.to_string()),
+        EngineError::Walk(w) => status::not_found(w.to_string()),
+        EngineError::UnknownId(_) | EngineError::IdTooLong(_) => status::invalid(e.to_string()),
     }
 }
 
 fn repo_path(repo: &str) -> Result<PathBuf, Status> {
     let path = PathBuf::from(repo);
     if repo.is_empty() || !path.is_absolute() {
-        return Err(Status::invalid_argument(format!(
+        return Err(status::invalid(format!(
             "repository path must be absolute, got {repo:?}"
         )));
     }
@@ -126,7 +157,7 @@ async fn with_engine<T: Send + 'static>(
 }
 
 fn join_error(e: tokio::task::JoinError) -> Status {
-    Status::internal(format!("request failed inside the daemon: {e}"))
+    status::internal(format!("request failed inside the daemon: {e}"))
 }
 
 /// Resident memory of this process, from /proc (0 where unavailable).
@@ -249,7 +280,7 @@ impl Fittok for FittokService {
             });
             let json = if req.json {
                 serde_json::to_string_pretty(&answer)
-                    .map_err(|e| Status::internal(format!("answer to JSON: {e}")))?
+                    .map_err(|e| status::internal(format!("answer to JSON: {e}")))?
             } else {
                 String::new()
             };
@@ -277,7 +308,7 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         if req.ids.is_empty() {
-            return Err(Status::invalid_argument("no ids to expand"));
+            return Err(status::invalid("no ids to expand"));
         }
         let residents = self.residents.clone();
         let text = with_engine(residents, path, move |_, engine| {
@@ -371,7 +402,7 @@ impl Fittok for FittokService {
                     files: Vec::new(),
                 });
             }
-            let files = fit::write_map(&markdown, &req).map_err(Status::invalid_argument)?;
+            let files = fit::write_map(&markdown, &req).map_err(status::invalid)?;
             Ok::<_, Status>(MapReply {
                 markdown: String::new(),
                 files,
@@ -385,7 +416,7 @@ impl Fittok for FittokService {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();
         if !std::path::Path::new(&req.path).is_absolute() {
-            return Err(Status::invalid_argument(format!(
+            return Err(status::invalid(format!(
                 "document path must be absolute, got {:?}",
                 req.path
             )));
@@ -393,7 +424,7 @@ impl Fittok for FittokService {
         let reply = tokio::task::spawn_blocking(move || fit::run(&req))
             .await
             .map_err(join_error)?
-            .map_err(Status::invalid_argument)?;
+            .map_err(status::invalid)?;
         Ok(Response::new(reply))
     }
 

@@ -2,6 +2,23 @@
 
 use std::path::PathBuf;
 
+/// `println!` that does not panic when stdout is gone (`fittokd expand … | head`): the rest of
+/// the output is dropped and the command ends normally.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that does not panic when stdout is gone.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use fittok_engine::engine::SemanticMode;
@@ -255,7 +272,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(served?)
 }
 
-fn main() -> anyhow::Result<()> {
+/// Errors are one line (`fittokd: cannot index /x: …`), with or without RUST_BACKTRACE: a
+/// user's mistake is not a crash.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fittokd: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Command::Serve(args) = cli.command {
         return serve(args);
@@ -281,12 +310,12 @@ fn main() -> anyhow::Result<()> {
             } else {
                 inspect::text(&repo)
             };
-            print!("{out}");
+            out!("{out}");
             if let Some(n) = unresolved {
-                print!("{}", inspect::unresolved(&repo, n));
+                out!("{}", inspect::unresolved(&repo, n));
             }
             if let Some(n) = sample {
-                print!("{}", inspect::sample(&repo, &path, n));
+                out!("{}", inspect::sample(&repo, &path, n));
             }
         }
         Command::Query {
@@ -308,7 +337,7 @@ fn main() -> anyhow::Result<()> {
                     "features": fittok_engine::rank::features::NAMES,
                     "candidates": rows,
                 });
-                println!("{}", serde_json::to_string(&out)?);
+                outln!("{}", serde_json::to_string(&out)?);
                 return Ok(());
             }
             if engine.uses_semantic(&question) {
@@ -330,9 +359,9 @@ fn main() -> anyhow::Result<()> {
             };
             let answer = engine.query(&query);
             if json {
-                println!("{}", serde_json::to_string_pretty(&answer)?);
+                outln!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
-                print!("{}", answer.text);
+                out!("{}", answer.text);
             }
         }
         Command::Index { path } => {
@@ -343,7 +372,7 @@ fn main() -> anyhow::Result<()> {
             let tm = engine.timings;
             let g = &engine.repo.graph;
             let bytes: u64 = g.files.iter().map(|f| u64::from(f.bytes)).sum();
-            println!(
+            outln!(
                 "{}: {} files ({:.1} MB), {} nodes, {} edges",
                 path.display(),
                 g.files.len(),
@@ -352,7 +381,7 @@ fn main() -> anyhow::Result<()> {
                 g.edges.len()
             );
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            println!(
+            outln!(
                 "walk {:.0} ms · parse {:.0} ms · link {:.0} ms · lexical {:.0} ms · semantic load {:.0} ms · embed {:.0} ms ({} nodes, {:.1}/s) · total {:.0} ms",
                 ms(tm.walk),
                 ms(tm.parse),
@@ -364,7 +393,7 @@ fn main() -> anyhow::Result<()> {
                 tm.embedded as f64 / tm.embed.as_secs_f64().max(1e-9),
                 ms(t.elapsed())
             );
-            println!(
+            outln!(
                 "semantic coverage {:.0}%",
                 engine.semantic_coverage() * 100.0
             );
@@ -378,7 +407,7 @@ fn main() -> anyhow::Result<()> {
                 let dialect = fittok_engine::scrub::Dialect::of_path(&path.to_string_lossy());
                 for f in fittok_engine::scrub::find(&text, dialect) {
                     any = true;
-                    println!(
+                    outln!(
                         "{}:{} {} {}",
                         path.display(),
                         f.line,
@@ -394,7 +423,7 @@ fn main() -> anyhow::Result<()> {
         Command::Fit { action } => {
             let req = action.request().map_err(anyhow::Error::msg)?;
             let reply = fittok_engine::service::fit::run(&req).map_err(anyhow::Error::msg)?;
-            print!("{}", fittok_client::cli::fit_text(&req.action, &reply));
+            out!("{}", fittok_client::cli::fit_text(&req.action, &reply));
             if req.action == "measure" {
                 std::process::exit(fittok_client::cli::measure_exit(&reply.verdict));
             }
@@ -402,7 +431,7 @@ fn main() -> anyhow::Result<()> {
         Command::Expand { path, ids } => {
             let engine = fittok_engine::Engine::open(&path)
                 .with_context(|| format!("cannot index {}", path.display()))?;
-            print!("{}", engine.expand(&ids)?);
+            out!("{}", engine.expand(&ids)?);
         }
     }
     Ok(())

@@ -1,0 +1,139 @@
+//! Hostile input and misuse, each case with its outcome asserted: exit code, one clear line,
+//! the daemon still answering, nothing lost (issue 19's probe, kept fixed).
+
+use std::io::Read;
+use std::process::Stdio;
+
+use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr, stdout};
+
+fn small_repo(tag: &str) -> TempRepo {
+    let repo = TempRepo::new(tag);
+    repo.write(
+        "billing/tax.py",
+        "RATES = {\"de\": 0.19}\n\n\ndef vat_for(country, amount):\n    \"\"\"Value added tax owed.\"\"\"\n    return amount * RATES.get(country, 0.0)\n",
+    );
+    repo
+}
+
+/// The lines of stderr that are not log records (the daemon's tracing lines carry a level).
+fn message_lines(out: &std::process::Output) -> Vec<String> {
+    stderr(out)
+        .lines()
+        .filter(|l| !l.contains(" WARN ") && !l.contains(" INFO ") && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn user_errors_are_one_line_even_with_rust_backtrace() {
+    let env = DaemonEnv::new("rel-backtrace").env("RUST_BACKTRACE", "1");
+    let out = env
+        .cmd("fittokd")
+        .args(["query", "/no/such/repository", "anything"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = message_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("/no/such/repository"), "{lines:?}");
+    // The MCP shim with stdin closed before `initialize`.
+    let out = env.cmd("fittok-mcp").stdin(Stdio::null()).output().unwrap();
+    assert!(!out.status.success());
+    let lines = message_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        !stderr(&out).contains("stack backtrace"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_reader_that_hangs_up_early_ends_the_command_quietly() {
+    let env = DaemonEnv::new("rel-pipe");
+    let repo = TempRepo::new("rel-pipe");
+    let big: String = (0..20_000)
+        .map(|i| format!("def f{i}(x):\n    return x + {i}\n\n"))
+        .collect();
+    repo.write("big.py", &big);
+    let path = repo.path().to_str().unwrap();
+    for args in [
+        vec!["expand", path, "big.py:1-60000"],
+        vec!["query", path, "functions that add", "--budget", "0"],
+    ] {
+        let mut child = env
+            .cmd("fittokd")
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 64];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // The pipe's reader is gone now, as with `| head -c 64`.
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_absurd_id_is_refused_with_a_clear_line_and_the_daemon_answers_on() {
+    let env = DaemonEnv::new("rel-id");
+    let repo = small_repo("rel-id");
+    let path = repo.path().to_str().unwrap();
+    for n in [300, 17_000, 100_000] {
+        let id = "x".repeat(n);
+        let out = env.fittok(&["expand", "--repo", path, "--", &id]);
+        assert_eq!(out.status.code(), Some(1), "{n}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("unknown id") || err.contains("is not an id"),
+            "{n}: {err}"
+        );
+        assert!(
+            err.len() < 3000,
+            "{n}: the error repeats {} bytes",
+            err.len()
+        );
+    }
+    let answer = ok(&env.fittok(&["query", path, "vat rate", "--budget", "500"]));
+    assert!(answer.contains("def vat_for"), "{answer}");
+}
+
+#[test]
+fn fit_refuses_anything_but_markdown_and_leaves_it_as_it_was() {
+    let env = DaemonEnv::new("rel-fit-kind");
+    let dir = TempRepo::new("rel-fit-kind");
+    let source: String = (0..3000)
+        .map(|i| format!("def handler_{i}(request):\n    return request.get({i})\n\n\n"))
+        .collect();
+    dir.write("handlers.py", &source);
+    let mut binary = b"# Looks like Markdown\n\n".to_vec();
+    binary.extend(std::iter::repeat_n(0u8, 40_000));
+    dir.write("blob.md", &binary);
+    for (name, expect) in [
+        ("handlers.py", "is not a Markdown file"),
+        ("blob.md", "binary data"),
+    ] {
+        let p = dir.path().join(name);
+        let out = env.fittok(&["fit", "generate", p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stdout(&out));
+        assert!(stderr(&out).contains(expect), "{name}: {}", stderr(&out));
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("handlers.py")).unwrap(),
+        source
+    );
+    assert_eq!(std::fs::read(dir.path().join("blob.md")).unwrap(), binary);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing written beside them: {names:?}");
+}
