@@ -338,3 +338,45 @@ fn the_claude_code_plugin_is_well_formed() {
     );
     assert!(bin("fittok-mcp").is_file());
 }
+
+#[test]
+fn a_stopped_daemon_gives_a_tool_error_in_bounded_time() {
+    let tools = tools_dir();
+    let env = DaemonEnv::new("mcp-frozen");
+    let repo = repo();
+    let out = env
+        .cmd("fittok")
+        .get_envs()
+        .fold(
+            Command::new(tools.join("venv/bin/python")),
+            |mut c, (k, v)| {
+                match v {
+                    Some(v) => c.env(k, v),
+                    None => c.env_remove(k),
+                };
+                c
+            },
+        )
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/frozen_client.py"))
+        .arg(bin("fittok-mcp"))
+        .arg(repo.path())
+        .output()
+        .expect("python");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
+    assert_eq!(v["first"]["error"], false, "{v}");
+    assert_eq!(v["pids"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["frozen"]["error"], true, "a tool error, not silence: {v}");
+    assert!(
+        v["frozen"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("does not answer"),
+        "{v}"
+    );
+    assert!(v["frozen_s"].as_f64().unwrap() < 60.0, "{v}");
+    assert_eq!(
+        v["after"]["error"], false,
+        "answers again after SIGCONT: {v}"
+    );
+}

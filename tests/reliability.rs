@@ -137,3 +137,89 @@ fn fit_refuses_anything_but_markdown_and_leaves_it_as_it_was() {
         .collect();
     assert_eq!(names.len(), 2, "nothing written beside them: {names:?}");
 }
+
+#[test]
+fn bad_socket_paths_fail_at_once_with_the_cause() {
+    let dir = TempRepo::new("rel-sock");
+    let repo = small_repo("rel-sock-repo");
+    let long = dir.path().join("x".repeat(120));
+    std::fs::create_dir_all(dir.path().join("a-directory")).unwrap();
+    for (socket, cause) in [
+        (dir.path().join("a-directory"), "is a directory"),
+        (long.join("fittokd.sock"), "at most"),
+    ] {
+        let env = DaemonEnv::new("rel-sock").env("FITTOK_SOCKET", socket.to_str().unwrap());
+        let t = std::time::Instant::now();
+        let out = env.fittok(&["query", repo.path().to_str().unwrap(), "vat"]);
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert!(stderr(&out).contains(cause), "{}", stderr(&out));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "failed only after {:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_listener_that_never_answers_gives_a_bounded_wait_and_one_line() {
+    use std::os::unix::net::UnixListener;
+    let dir = TempRepo::new("rel-foreign");
+    let repo = small_repo("rel-foreign-repo");
+    let socket = dir.path().join("foreign.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    // Accepts and keeps every connection, answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let env = DaemonEnv::new("rel-foreign").env("FITTOK_SOCKET", socket.to_str().unwrap());
+    for args in [
+        vec!["query", repo.path().to_str().unwrap(), "vat"],
+        vec!["status"],
+        vec!["daemon", "stop"],
+    ] {
+        let t = std::time::Instant::now();
+        let out = env.fittok(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("does not answer"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(15),
+            "{args:?} took {:?}",
+            t.elapsed()
+        );
+    }
+    assert!(socket.exists(), "another program's socket is left alone");
+}
+
+#[test]
+fn a_stopped_daemon_gives_a_bounded_wait_and_then_answers_again() {
+    let env = DaemonEnv::new("rel-frozen");
+    let repo = small_repo("rel-frozen-repo");
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["query", path, "vat", "--budget", "300"]));
+    let pids = env.daemon_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &pids[0].to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let t = std::time::Instant::now();
+    let out = env.fittok(&["query", path, "vat", "--budget", "300"]);
+    let took = t.elapsed();
+    signal("-CONT");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not answer"), "{}", stderr(&out));
+    assert!(took < std::time::Duration::from_secs(15), "took {took:?}");
+    let again = ok(&env.fittok(&["query", path, "vat", "--budget", "300"]));
+    assert!(again.contains("def vat_for"), "{again}");
+}

@@ -32,6 +32,14 @@ pub enum ClientError {
         secs: u64,
         log: PathBuf,
     },
+    #[error(
+        "something accepts connections on {socket} but does not answer within {secs} s (a stopped or frozen fittokd, or another program's socket)"
+    )]
+    Unresponsive { socket: PathBuf, secs: u64 },
+    #[error("fittokd cannot use the socket path {socket}: {reason}")]
+    BadSocket { socket: PathBuf, reason: String },
+    #[error("fittokd exited before answering ({status}): {detail}")]
+    DaemonExited { status: String, detail: String },
     #[error("fittokd speaks protocol {daemon}, this client {client}, and would not hand over")]
     Incompatible { daemon: u32, client: u32 },
     #[error("cannot take the spawn lock {path}: {source}")]
@@ -65,12 +73,25 @@ pub fn repo_root(dir: &Path) -> PathBuf {
 /// Exit status when the daemon cannot be reached or started.
 pub const EXIT_DAEMON: i32 = 3;
 
+/// How long a daemon may take to answer `hello`: it answers from its event loop at once, even
+/// while indexing, so a longer silence means it is stopped, frozen, or not a fittokd.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// HTTP/2 keep-alive pings during a call: a daemon that stops answering them mid-call (frozen
+/// or stopped) fails the call after about interval + timeout, while a long first index, whose
+/// daemon still answers pings, is waited for.
+const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Connects to the socket (no version check).
 pub async fn connect(socket: &Path) -> Result<Client, ClientError> {
     let path = socket.to_path_buf();
     // The URI is required by the API and ignored by the connector.
     let channel = Endpoint::from_static("http://fittokd.local")
         .connect_timeout(Duration::from_secs(2))
+        .http2_keep_alive_interval(KEEP_ALIVE_INTERVAL)
+        .keep_alive_timeout(KEEP_ALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
         .connect_with_connector(tower::service_fn(move |_: Uri| {
             let path = path.clone();
             async move {
@@ -100,22 +121,62 @@ pub fn source_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Connects and says hello.
+/// Connects and says hello, within [`HELLO_TIMEOUT`].
 pub async fn hello(socket: &Path, client: &str) -> Result<(Client, HelloReply), ClientError> {
-    let mut c = connect(socket).await?;
-    let reply = c
-        .hello(HelloRequest {
-            protocol: fittok_proto::PROTOCOL,
-            version: fittok_proto::VERSION.into(),
-            client: client.into(),
-        })
+    let unresponsive = || ClientError::Unresponsive {
+        socket: socket.to_path_buf(),
+        secs: HELLO_TIMEOUT.as_secs(),
+    };
+    let mut c = tokio::time::timeout(HELLO_TIMEOUT, connect(socket))
         .await
+        .map_err(|_| unresponsive())??;
+    let call = c.hello(HelloRequest {
+        protocol: fittok_proto::PROTOCOL,
+        version: fittok_proto::VERSION.into(),
+        client: client.into(),
+    });
+    let reply = tokio::time::timeout(HELLO_TIMEOUT, call)
+        .await
+        .map_err(|_| unresponsive())?
         .map_err(|s| ClientError::NotRunning {
             socket: socket.to_path_buf(),
             reason: s.message().to_string(),
         })?
         .into_inner();
     Ok((c, reply))
+}
+
+/// Why a daemon could never serve on `socket`, found before starting one (instead of after
+/// the spawn timeout): a directory, a file that is not a socket, a path too long for a Unix
+/// socket address.
+pub fn check_socket_path(socket: &Path) -> Result<(), ClientError> {
+    let bad = |reason: String| ClientError::BadSocket {
+        socket: socket.to_path_buf(),
+        reason,
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // sun_path holds 108 bytes on Linux, 104 on macOS and the BSDs, with the final NUL.
+        let max = if cfg!(target_os = "linux") { 107 } else { 103 };
+        let len = socket.as_os_str().len();
+        if len > max {
+            return Err(bad(format!(
+                "it is {len} bytes long and a Unix socket path holds at most {max}; set FITTOK_SOCKET or --socket to a shorter one"
+            )));
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(socket) {
+            if meta.is_dir() {
+                return Err(bad("it is a directory".into()));
+            }
+            if !meta.file_type().is_socket() {
+                return Err(bad(
+                    "a file that is not a socket is there, and fittok did not create it".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How to reach the daemon.
@@ -171,6 +232,7 @@ pub fn is_older(protocol: u32, version: &str) -> bool {
 /// A client of a daemon of this version or newer, started if none answers; an older daemon
 /// is asked to hand over first.
 pub async fn ensure(opts: &DaemonOptions) -> Result<Client, ClientError> {
+    check_socket_path(&opts.socket)?;
     match hello(&opts.socket, &opts.client).await {
         Ok((client, reply)) if !is_older(reply.protocol, &reply.version) => {
             if reply.protocol != fittok_proto::PROTOCOL {
@@ -187,6 +249,9 @@ pub async fn ensure(opts: &DaemonOptions) -> Result<Client, ClientError> {
             drop(client);
             wait_gone(&opts.socket, Duration::from_secs(10)).await;
         }
+        // A listener that accepts and never answers is not replaced: it may be a daemon
+        // under a debugger, or another program's socket.
+        Err(e @ ClientError::Unresponsive { .. }) => return Err(e),
         Err(_) => {}
     }
     spawn_locked(opts).await
@@ -238,11 +303,18 @@ async fn spawn_locked(opts: &DaemonOptions) -> Result<Client, ClientError> {
     {
         return Ok(client);
     }
-    spawn_detached(opts)?;
+    let exited = spawn_watched(opts)?;
     let t = Instant::now();
     let result = loop {
         match hello(&opts.socket, &opts.client).await {
             Ok((client, _)) => break Ok(client),
+            Err(e @ ClientError::Unresponsive { .. }) => break Err(e),
+            Err(_) if let Some(status) = exited.lock().ok().and_then(|s| s.clone()) => {
+                break Err(ClientError::DaemonExited {
+                    status,
+                    detail: last_log_error(&fittok_proto::paths::log_path()),
+                });
+            }
             Err(_) if t.elapsed() < opts.spawn_timeout => {
                 tokio::time::sleep(Duration::from_millis(15)).await;
             }
@@ -259,8 +331,66 @@ async fn spawn_locked(opts: &DaemonOptions) -> Result<Client, ClientError> {
     result
 }
 
+/// The last error or warning line of the daemon's log, or where to look.
+fn last_log_error(log: &Path) -> String {
+    let text = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text[text.len().saturating_sub(64 << 10)..]);
+    text.lines()
+        .rev()
+        .find(|l| l.contains("ERROR") || l.contains("WARN"))
+        .map(|l| strip_ansi(l).trim().to_string())
+        .unwrap_or_else(|| format!("see {}", log.display()))
+}
+
+/// A log line without terminal colour codes.
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Starts the daemon like [`spawn_detached`], and says how it exited if it exits while this
+/// client waits for it.
+fn spawn_watched(
+    opts: &DaemonOptions,
+) -> Result<std::sync::Arc<std::sync::Mutex<Option<String>>>, ClientError> {
+    let exited = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = exited.clone();
+    let child = start(opts)?;
+    std::thread::spawn(move || {
+        let mut child = child;
+        if let Ok(status) = child.wait()
+            && let Ok(mut s) = slot.lock()
+        {
+            *s = Some(status.to_string());
+        }
+    });
+    Ok(exited)
+}
+
 /// Starts `fittokd serve` detached: its own process group, no terminal, no inherited pipes.
 pub fn spawn_detached(opts: &DaemonOptions) -> Result<(), ClientError> {
+    let child = start(opts)?;
+    // Reap it in the background if it exits while we live; otherwise it outlives us.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+fn start(opts: &DaemonOptions) -> Result<std::process::Child, ClientError> {
     use std::process::{Command, Stdio};
     let mut cmd = Command::new(&opts.bin);
     cmd.arg("serve")
@@ -282,14 +412,8 @@ pub fn spawn_detached(opts: &DaemonOptions) -> Result<(), ClientError> {
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
         cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
     }
-    let child = cmd.spawn().map_err(|source| ClientError::Spawn {
+    cmd.spawn().map_err(|source| ClientError::Spawn {
         bin: opts.bin.clone(),
         source,
-    })?;
-    // Reap it in the background if it exits while we live; otherwise it outlives us.
-    std::thread::spawn(move || {
-        let mut child = child;
-        let _ = child.wait();
-    });
-    Ok(())
+    })
 }

@@ -344,7 +344,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Status { json } => {
             let mut client = match fittok_client::hello(&opts.socket, "fittok").await {
                 Ok((c, _)) => c,
-                Err(e) => return Err(fail(EXIT_DAEMON, format!("{e} (not running)"))),
+                Err(e @ ClientError::NotRunning { .. }) => {
+                    return Err(fail(EXIT_DAEMON, format!("{e} (not running)")));
+                }
+                Err(e) => return Err(fail(EXIT_DAEMON, e.to_string())),
             };
             let s = client.status(StatusRequest {}).await?.into_inner();
             print_out(&status_text(&s, json));
@@ -606,6 +609,7 @@ async fn stop(opts: &DaemonOptions) -> Result<(), Failure> {
             }
             outln!("fittokd (pid {}) stopped", hello.pid);
         }
+        Err(e @ ClientError::Unresponsive { .. }) => return Err(fail(EXIT_DAEMON, e.to_string())),
         Err(_) => outln!("fittokd is not running"),
     }
     Ok(())
