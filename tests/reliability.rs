@@ -223,3 +223,54 @@ fn a_stopped_daemon_gives_a_bounded_wait_and_then_answers_again() {
     let again = ok(&env.fittok(&["query", path, "vat", "--budget", "300"]));
     assert!(again.contains("def vat_for"), "{again}");
 }
+
+#[test]
+fn budgets_below_the_smallest_answer_are_refused_and_the_rest_are_kept() {
+    use fittok_engine::tokens::{Encoding, count};
+    let env = DaemonEnv::new("rel-budget");
+    let repo = small_repo("rel-budget");
+    let path = repo.path().to_str().unwrap();
+    for b in ["1", "10", "100", "199"] {
+        for out in [
+            env.fittok(&["query", path, "vat rate", "--budget", b]),
+            env.cmd("fittokd")
+                .args(["query", path, "vat rate", "--budget", b])
+                .output()
+                .unwrap(),
+        ] {
+            assert_eq!(out.status.code(), Some(2), "{b}: {}", stdout(&out));
+            assert!(stdout(&out).is_empty(), "{b}: nothing half-written");
+            assert!(
+                stderr(&out).contains("smallest useful answer (200 tokens"),
+                "{b}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    for b in [200, 230, 300, 450] {
+        let s = b.to_string();
+        for (who, out) in [
+            (
+                "fittok",
+                env.fittok(&["query", path, "vat rate", "--budget", &s]),
+            ),
+            (
+                "fittokd",
+                env.cmd("fittokd")
+                    .args(["query", path, "vat rate", "--budget", &s])
+                    .output()
+                    .unwrap(),
+            ),
+        ] {
+            let text = ok(&out);
+            let n = count(Encoding::Cl100k, &text);
+            assert!(n <= b, "{who} at {b}: {n} tokens\n{text}");
+            assert_eq!(
+                text.matches("```").count() % 2,
+                0,
+                "{who} at {b}: a fence left open\n{text}"
+            );
+            assert!(text.contains("vat_for"), "{who} at {b}:\n{text}");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use fittok_proto::parse_budget as v1_budget;
 pub use fittok_proto::v1;
 
 pub mod cli;

@@ -54,8 +54,9 @@ enum Command {
         /// `[PATH] QUESTION`: with two arguments the first is the repository and must exist.
         #[arg(required = true, num_args = 1..=2, value_names = ["PATH", "QUESTION"])]
         args: Vec<String>,
-        /// Token budget for the whole answer; 0 = no cap (the relevance cliff decides).
-        #[arg(long, default_value_t = 0)]
+        /// Token budget for the whole answer, at least 200; 0 = no cap (the relevance cliff
+        /// decides).
+        #[arg(long, default_value_t = 0, value_parser = fittok_client::v1_budget)]
         budget: u32,
         /// Print the code slice only, even when an LLM key is set.
         #[arg(long)]

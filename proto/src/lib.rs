@@ -16,6 +16,35 @@ pub const PROTOCOL: u32 = 1;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `1760` → `1,760`: token counts as people read them (link annotations, reports).
+/// The smallest token budget an answer can be useful in: the provenance line, the reading
+/// note and one small block. Smaller budgets (other than 0, no cap) are refused by every
+/// front end, with this figure, rather than answered with a cut provenance line.
+pub const MIN_BUDGET: u32 = 200;
+
+/// Checks a requested budget (0 = no cap); the message names the minimum.
+pub fn check_budget(budget: u64) -> Result<u32, String> {
+    match u32::try_from(budget) {
+        Ok(0) => Ok(0),
+        Ok(b) if b >= MIN_BUDGET => Ok(b),
+        Ok(b) => Err(format!(
+            "a budget of {b} tokens is below the smallest useful answer ({MIN_BUDGET} tokens: provenance, note and one block); use {MIN_BUDGET} or more, or 0 for no cap"
+        )),
+        Err(_) => Err(format!(
+            "a budget of {budget} tokens is more than {} ",
+            u32::MAX
+        )),
+    }
+}
+
+/// [`check_budget`] for a command-line value.
+pub fn parse_budget(s: &str) -> Result<u32, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of tokens"))?;
+    check_budget(n)
+}
+
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();

@@ -31,7 +31,7 @@ struct ContextArgs {
     /// server's working directory.
     #[serde(default)]
     repo: Option<String>,
-    /// Token budget for the answer (default 4000).
+    /// Token budget for the answer: at least 200, 0 for no cap (default 4000).
     #[serde(default)]
     budget: Option<u32>,
     /// Leave out code already returned in this session (default true); set false to get it
@@ -200,7 +200,11 @@ impl Shim {
             Err(e) => return tool_error(e),
         };
         let repo_key = repo.display().to_string();
-        let mut budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+        let requested = args.budget.unwrap_or(DEFAULT_BUDGET);
+        let mut budget = match fittok_proto::check_budget(u64::from(requested)) {
+            Ok(b) => b,
+            Err(e) => return tool_error(e),
+        };
         if self.state.max_budget > 0 {
             budget = if budget == 0 {
                 self.state.max_budget

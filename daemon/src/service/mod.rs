@@ -260,6 +260,7 @@ impl Fittok for FittokService {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
+        fittok_proto::check_budget(u64::from(req.budget)).map_err(status::invalid)?;
         let residents = self.residents.clone();
         let cap = self.info.max_budget;
         let t = Instant::now();

@@ -64,10 +64,10 @@ enum Command {
     Query {
         path: PathBuf,
         question: String,
-        /// Token budget for the whole answer; 0 = no cap (the relevance cliff decides).
-        /// FITTOK_MAX_BUDGET caps it.
-        #[arg(long, default_value_t = 0)]
-        budget: usize,
+        /// Token budget for the whole answer, at least 200; 0 = no cap (the relevance cliff
+        /// decides). FITTOK_MAX_BUDGET caps it.
+        #[arg(long, default_value_t = 0, value_parser = fittok_proto::parse_budget)]
+        budget: u32,
         /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
@@ -345,7 +345,7 @@ fn run() -> anyhow::Result<()> {
             }
             let query = fittok_engine::Query {
                 question,
-                budget: effective_budget(budget),
+                budget: effective_budget(budget as usize),
                 encoding: if o200k {
                     fittok_engine::tokens::Encoding::O200k
                 } else {
