@@ -124,7 +124,7 @@ pub struct Engine {
     /// The repository's issue-template lines, dropped from questions.
     boilerplate: crate::question::Boilerplate,
     store: Option<Arc<Store>>,
-    /// "index current", or what is pending (set by whoever keeps the engine fresh).
+    /// "current", or what is pending (set by whoever keeps the engine fresh).
     pub freshness: String,
     walk_opts: WalkOptions,
 }
@@ -206,7 +206,7 @@ impl Engine {
             pending_hint: "`fittok index` completes them",
             boilerplate: crate::question::Boilerplate::load(&root),
             store,
-            freshness: "index current".into(),
+            freshness: "current".into(),
             walk_opts: opts.clone(),
         })
     }
