@@ -380,3 +380,95 @@ fn a_stopped_daemon_gives_a_tool_error_in_bounded_time() {
         "answers again after SIGCONT: {v}"
     );
 }
+
+/// Malformed JSON-RPC on the shim's stdin: every request with an id is answered, and the
+/// session goes on (issue 19 item 17).
+#[test]
+fn malformed_requests_are_answered_and_the_session_goes_on() {
+    use std::io::{BufRead, Write};
+    let env = DaemonEnv::new("mcp-malformed");
+    let repo = repo();
+    let mut child = env
+        .cmd("fittok-mcp")
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut ask = |line: &[u8]| -> serde_json::Value {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let reply = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no answer to {}", String::from_utf8_lossy(line)));
+        serde_json::from_str(&reply).unwrap()
+    };
+    let init = ask(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    assert_eq!(init["id"], 1, "{init}");
+    stdin_note(&mut ask);
+    let cases: [(&[u8], serde_json::Value, i64); 5] = [
+        (b"this is not json", serde_json::Value::Null, -32700),
+        (
+            br#"{"jsonrpc":"1.0","id":2,"method":"tools/list"}"#,
+            2.into(),
+            -32600,
+        ),
+        (
+            br#"[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#,
+            serde_json::Value::Null,
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}"#,
+            4.into(),
+            -32600,
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{\"x\":\"\xff\xfe\"}}",
+            serde_json::Value::Null,
+            -32700,
+        ),
+    ];
+    for (line, id, code) in cases {
+        let v = ask(line);
+        assert_eq!(v["id"], id, "{v}");
+        assert_eq!(v["error"]["code"], code, "{v}");
+    }
+    // A lone surrogate in a question is served, not dropped.
+    let v = ask(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"code_context","arguments":{"question":"vat rate \ud800","budget":400}}}"#);
+    assert_eq!(v["id"], 5, "{v}");
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("vat_for"),
+        "{v}"
+    );
+    let v = ask(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    assert_eq!(
+        v["result"]["tools"].as_array().map(Vec::len),
+        Some(4),
+        "{v}"
+    );
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// Sends `notifications/initialized`, which has no answer.
+fn stdin_note(ask: &mut impl FnMut(&[u8]) -> serde_json::Value) {
+    // A notification is followed by a ping, whose answer is the next line.
+    let v = ask(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+    assert_eq!(v["id"], 0, "{v}");
+}

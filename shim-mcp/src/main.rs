@@ -5,6 +5,8 @@
 //! failure becomes a tool error an agent can act on; the server itself never goes down for a
 //! bad request or a dead daemon.
 
+mod guard;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -399,7 +401,18 @@ async fn run() -> anyhow::Result<()> {
     tokio::spawn(async move {
         let _ = warm.client(false).await;
     });
-    let service = shim.serve(rmcp::transport::stdio()).await?;
+    // The server speaks through in-memory pipes; the guard sits between them and stdio, so
+    // that malformed requests are answered rather than dropped.
+    let (server_in, guard_feed) = tokio::io::duplex(1 << 20);
+    let (guard_drain, server_out) = tokio::io::duplex(1 << 20);
+    let guard = tokio::spawn(guard::run(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        guard_feed,
+        guard_drain,
+    ));
+    let service = shim.serve((server_in, server_out)).await?;
     service.waiting().await?;
+    let _ = guard.await;
     Ok(())
 }
