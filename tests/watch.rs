@@ -231,3 +231,50 @@ fn a_deleted_repository_is_reported_and_the_daemon_lives_on() {
     assert!(stderr(&q).contains("does not exist"), "{}", stderr(&q));
     ok(&env.fittok(&["status"]));
 }
+
+/// inotify watches held by a process: the `inotify wd:` lines of its inotify descriptors.
+fn inotify_watches(pid: u32) -> usize {
+    let mut n = 0;
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let target = std::fs::read_link(fd.path()).unwrap_or_default();
+        if target.to_string_lossy().contains("inotify") {
+            let info = std::fs::read_to_string(format!(
+                "/proc/{pid}/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .unwrap_or_default();
+            n += info
+                .lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count();
+        }
+    }
+    n
+}
+
+#[test]
+fn the_watcher_does_not_follow_symlinks_out_of_the_repository() {
+    let env = DaemonEnv::new("watch-symlink");
+    let repo = repo();
+    // A tree of 60 directories outside the repository, linked from inside it.
+    let outside = TempRepo::new("watch-symlink-outside");
+    for i in 0..60 {
+        outside.write(&format!("d{i}/sub/f.py"), "x = 1\n");
+    }
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("sysroot")).unwrap();
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["query", path, "discount", "--budget", "300"]));
+    let pids = env.daemon_pids();
+    assert_eq!(pids.len(), 1);
+    // The repository has 3 directories (root, .git, shop); the linked tree 121.
+    let t = Instant::now();
+    let mut watches = inotify_watches(pids[0]);
+    while watches < 3 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+        watches = inotify_watches(pids[0]);
+    }
+    assert!((3..20).contains(&watches), "{watches} inotify watches");
+}

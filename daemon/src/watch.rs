@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use notify::event::EventKind;
 use notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer_opt};
 
 use crate::model::Lang;
 
@@ -144,9 +144,16 @@ impl Watch {
     pub fn new(sink: Sink) -> Result<Watch, String> {
         let roots: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
         let seen = roots.clone();
-        let debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
-            dispatch(&seen, &sink, result)
-        })
+        // Symlinks are not followed, as the walk does not follow them: a `sysroot -> /usr`
+        // would otherwise add thousands of watches outside the repository.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let debouncer = new_debouncer_opt::<_, RecommendedWatcher, RecommendedCache>(
+            DEBOUNCE,
+            None,
+            move |result: DebounceEventResult| dispatch(&seen, &sink, result),
+            RecommendedCache::new(),
+            config,
+        )
         .map_err(|e| describe(&e))?;
         Ok(Watch {
             debouncer: Mutex::new(debouncer),
