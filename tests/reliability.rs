@@ -274,3 +274,43 @@ fn budgets_below_the_smallest_answer_are_refused_and_the_rest_are_kept() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_during_a_first_index_exits_130_and_spares_the_daemon() {
+    let env = DaemonEnv::new("rel-sigint");
+    let repo = TempRepo::new("rel-sigint");
+    // Enough code that the first index takes a while.
+    for f in 0..400 {
+        let src: String = (0..60)
+            .map(|i| format!("def handler_{f}_{i}(request):\n    return request.get({i})\n\n\n"))
+            .collect();
+        repo.write(&format!("pkg{}/mod{f}.py", f % 20), src);
+    }
+    let path = repo.path().to_str().unwrap();
+    let child = env
+        .cmd("fittok")
+        .args(["query", path, "handler for request", "--budget", "500"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    // Either the answer came first (a fast machine) or the interrupt did: never a death by
+    // signal, never half an answer.
+    match out.status.code() {
+        Some(130) => {
+            assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+            assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+        }
+        Some(0) => assert!(stdout(&out).contains("handler_"), "{}", stdout(&out)),
+        other => panic!("exit {other:?}: {}", stderr(&out)),
+    }
+    let again = ok(&env.fittok(&["query", path, "handler for request", "--budget", "500"]));
+    assert!(again.contains("handler_"), "the daemon answers on");
+}

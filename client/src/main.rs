@@ -223,7 +223,15 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(cli)) {
+    // Ctrl-C ends the command with status 130, having printed nothing half-written (answers
+    // are printed whole once they arrive); the daemon, in its own process group, carries on.
+    let interruptible = async {
+        tokio::select! {
+            r = run(cli) => r,
+            _ = tokio::signal::ctrl_c() => Err(fail(130, "interrupted")),
+        }
+    };
+    match runtime.block_on(interruptible) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("fittok: {}", f.message);
