@@ -314,3 +314,181 @@ fn ctrl_c_during_a_first_index_exits_130_and_spares_the_daemon() {
     let again = ok(&env.fittok(&["query", path, "handler for request", "--budget", "500"]));
     assert!(again.contains("handler_"), "the daemon answers on");
 }
+
+fn status_json(env: &DaemonEnv) -> serde_json::Value {
+    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).unwrap()
+}
+
+/// Waits until `cond` holds, up to `secs`.
+fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(secs) {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+/// Overwrites `blocks` 4 KB blocks of `path` with noise (deterministic).
+fn damage(path: &std::path::Path, blocks: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let n = bytes.len() / 4096;
+    assert!(n > 2, "{} is too small to damage", path.display());
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..blocks {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let b = (x as usize) % n;
+        for (i, byte) in bytes[b * 4096..(b + 1) * 4096].iter_mut().enumerate() {
+            *byte = (x >> (i % 8)) as u8 ^ i as u8;
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn moved_aside(cache: &std::path::Path) -> bool {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains("corrupt-"))
+}
+
+#[test]
+fn a_damaged_cache_is_moved_aside_and_answers_go_on() {
+    let env = DaemonEnv::new("rel-corrupt");
+    let repo = TempRepo::new("rel-corrupt");
+    for f in 0..40 {
+        let src: String = (0..30)
+            .map(|i| format!("def vat_rule_{f}_{i}(amount):\n    return amount * {i}\n\n\n"))
+            .collect();
+        repo.write(&format!("rules/r{f}.py"), src);
+    }
+    let path = repo.path().to_str().unwrap();
+    let ask = || {
+        let a = ok(&env.fittok(&["query", path, "vat rule amount", "--budget", "400"]));
+        assert!(a.contains("vat_rule_"), "{a}");
+    };
+    ask();
+    ok(&env.fittok(&["daemon", "stop"]));
+    let cache = env.cache.join("cache.redb");
+    // Damaged between runs.
+    damage(&cache, 6);
+    let t = std::time::Instant::now();
+    ask();
+    assert!(t.elapsed() < std::time::Duration::from_secs(15));
+    assert!(moved_aside(&env.cache), "the damaged file is kept aside");
+    // Damaged under a running daemon: its next reads find it.
+    std::fs::write(
+        repo.path().join("rules/r0.py"),
+        "def vat_rule_new(amount):\n    return amount\n",
+    )
+    .unwrap();
+    damage(&cache, 6);
+    ask();
+    ok(&env.fittok(&["daemon", "stop"]));
+    ask();
+    assert_eq!(
+        status_json(&env)["cache_note"],
+        "",
+        "a fresh cache after restart"
+    );
+}
+
+#[test]
+fn an_unusable_cache_directory_leaves_a_working_daemon_that_says_why() {
+    let dir = TempRepo::new("rel-cachefile");
+    // A file where the cache directory should be (what a read-only directory is to a
+    // process that may not write it; tests may run as root, which no mode stops).
+    dir.write("cache", "not a directory");
+    let env = DaemonEnv::new("rel-cachefile").env(
+        "FITTOK_CACHE_DIR",
+        dir.path().join("cache").to_str().unwrap(),
+    );
+    let repo = small_repo("rel-cachefile-repo");
+    let t = std::time::Instant::now();
+    let a = ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat rate",
+        "--budget",
+        "300",
+    ]));
+    assert!(a.contains("def vat_for"), "{a}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(10));
+    let s = status_json(&env);
+    assert!(
+        s["cache_note"]
+            .as_str()
+            .unwrap()
+            .contains("answering without it"),
+        "{s}"
+    );
+    assert!(
+        s["log_note"]
+            .as_str()
+            .unwrap()
+            .contains("cannot write the log"),
+        "{s}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("cache")).unwrap(),
+        "not a directory",
+        "nothing of the user's is touched"
+    );
+}
+
+#[test]
+fn a_daemon_whose_socket_is_removed_exits() {
+    let env = DaemonEnv::new("rel-sockgone");
+    let repo = small_repo("rel-sockgone-repo");
+    ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat",
+        "--budget",
+        "300",
+    ]));
+    let pids = env.daemon_pids();
+    assert_eq!(pids.len(), 1);
+    std::fs::remove_file(&env.socket).unwrap();
+    assert!(
+        eventually(10, || !std::path::Path::new(&format!("/proc/{}", pids[0]))
+            .exists()
+            || env.daemon_pids().is_empty()),
+        "the unreachable daemon lives on"
+    );
+    // The next client starts a new one, which has the cache.
+    ok(&env.fittok(&[
+        "query",
+        repo.path().to_str().unwrap(),
+        "vat",
+        "--budget",
+        "300",
+    ]));
+    assert_eq!(status_json(&env)["cache_note"], "");
+}
+
+#[test]
+fn a_second_daemon_on_the_same_cache_takes_it_when_the_first_lets_go() {
+    let first = DaemonEnv::new("rel-twocache-a");
+    let second =
+        DaemonEnv::new("rel-twocache-b").env("FITTOK_CACHE_DIR", first.cache.to_str().unwrap());
+    let repo = small_repo("rel-twocache-repo");
+    let path = repo.path().to_str().unwrap();
+    ok(&first.fittok(&["query", path, "vat", "--budget", "300"]));
+    ok(&second.fittok(&["query", path, "vat", "--budget", "300"]));
+    let note = status_json(&second)["cache_note"].clone();
+    assert!(
+        note.as_str().unwrap().contains("held by another process"),
+        "{note}"
+    );
+    ok(&first.fittok(&["daemon", "stop"]));
+    assert!(
+        eventually(10, || status_json(&second)["cache_note"] == ""),
+        "the second daemon never took the cache"
+    );
+    ok(&second.fittok(&["daemon", "stop"]));
+}

@@ -45,9 +45,41 @@ pub enum StoreError {
     Db { path: PathBuf, message: String },
 }
 
+impl StoreError {
+    /// Whether another process holds the store (it may free it soon).
+    pub fn is_locked(&self) -> bool {
+        matches!(self, StoreError::Db { message, .. } if message.starts_with(LOCKED))
+    }
+}
+
 pub struct Store {
     db: Database,
     path: PathBuf,
+    /// Set when a call found the file damaged (redb panicked): the store is not used again in
+    /// this process, and the file has been moved aside so the next start rebuilds it.
+    broken: std::sync::atomic::AtomicBool,
+}
+
+/// Why a store could not be opened.
+enum OpenFailure {
+    /// Another process holds it: not corruption; the caller goes on without it.
+    Locked(String),
+    /// The file or its directory cannot be written: not corruption either, and a valid cache
+    /// must never be discarded for it.
+    Unwritable(String),
+    /// Anything else: the file is moved aside and rebuilt.
+    Corrupt(String),
+}
+
+/// Whether an error is the file system refusing access rather than bad content.
+fn is_permission(e: &redb::DatabaseError) -> bool {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match e {
+        redb::DatabaseError::Storage(redb::StorageError::Io(io)) => {
+            matches!(io.kind(), PermissionDenied | ReadOnlyFilesystem)
+        }
+        _ => false,
+    }
 }
 
 /// FNV-1a over bytes from a given offset basis.
@@ -80,86 +112,161 @@ impl Store {
                 source,
             })?;
         }
-        match Self::open_checked(path) {
+        let db_err = |message: String| StoreError::Db {
+            path: path.to_path_buf(),
+            message,
+        };
+        match Self::open_caught(path) {
             Ok(store) => Ok(store),
-            // Another process holds it: that is not corruption; the caller goes on without it.
-            Err(message) if message.starts_with(LOCKED) => Err(StoreError::Db {
-                path: path.to_path_buf(),
-                message,
-            }),
-            Err(message) => {
-                let aside = path.with_extension(format!(
-                    "corrupt-{}",
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_secs())
-                        .unwrap_or(0)
-                ));
+            Err(OpenFailure::Locked(message)) => Err(db_err(message)),
+            Err(OpenFailure::Unwritable(message)) => {
+                tracing::warn!(store = %path.display(), %message, "cache not writable; running without it (nothing discarded)");
+                Err(db_err(format!(
+                    "not writable, running without it: {message}"
+                )))
+            }
+            Err(OpenFailure::Corrupt(message)) => {
+                let aside = move_aside(path);
                 tracing::warn!(
                     store = %path.display(),
                     moved_to = %aside.display(),
                     %message,
-                    "vector store unusable; moved aside and rebuilt"
+                    "cache unusable; moved aside and rebuilt"
                 );
-                let _ = std::fs::rename(path, &aside);
-                Self::open_checked(path).map_err(|message| StoreError::Db {
-                    path: path.to_path_buf(),
-                    message,
+                Self::open_caught(path).map_err(|f| match f {
+                    OpenFailure::Locked(m)
+                    | OpenFailure::Unwritable(m)
+                    | OpenFailure::Corrupt(m) => db_err(m),
                 })
             }
         }
     }
 
-    fn open_checked(path: &Path) -> Result<Store, String> {
+    /// [`Store::open_checked`], with a panic inside redb (it panics on some damaged files)
+    /// taken as corruption.
+    fn open_caught(path: &Path) -> Result<Store, OpenFailure> {
+        std::panic::catch_unwind(|| Self::open_checked(path)).unwrap_or_else(|panic| {
+            Err(OpenFailure::Corrupt(format!(
+                "the store panicked on open: {}",
+                panic_message(&panic)
+            )))
+        })
+    }
+
+    fn open_checked(path: &Path) -> Result<Store, OpenFailure> {
         let db = Database::create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => {
-                format!("{LOCKED}: open in another process")
+                OpenFailure::Locked(format!("{LOCKED}: open in another process"))
             }
-            e => e.to_string(),
+            e if is_permission(&e) => OpenFailure::Unwritable(e.to_string()),
+            e => OpenFailure::Corrupt(e.to_string()),
         })?;
+        let bad = |e: &dyn std::fmt::Display| OpenFailure::Corrupt(e.to_string());
         let version = {
-            let read = db.begin_read().map_err(|e| e.to_string())?;
+            let read = db.begin_read().map_err(|e| bad(&e))?;
             match read.open_table(META) {
-                Ok(t) => t
-                    .get("schema")
-                    .map_err(|e| e.to_string())?
-                    .map(|v| v.value()),
+                Ok(t) => t.get("schema").map_err(|e| bad(&e))?.map(|v| v.value()),
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(bad(&e)),
             }
         };
         match version {
             Some(SCHEMA_VERSION) => {}
             // Version 1 had vectors only, in the same layout: keep them, add the parse table.
             Some(1) => {
-                let w = db.begin_write().map_err(|e| e.to_string())?;
+                let w = db.begin_write().map_err(|e| bad(&e))?;
                 {
-                    let mut meta = w.open_table(META).map_err(|e| e.to_string())?;
-                    meta.insert("schema", SCHEMA_VERSION)
-                        .map_err(|e| e.to_string())?;
-                    w.open_table(PARSES).map_err(|e| e.to_string())?;
+                    let mut meta = w.open_table(META).map_err(|e| bad(&e))?;
+                    meta.insert("schema", SCHEMA_VERSION).map_err(|e| bad(&e))?;
+                    w.open_table(PARSES).map_err(|e| bad(&e))?;
                 }
-                w.commit().map_err(|e| e.to_string())?;
+                w.commit().map_err(|e| bad(&e))?;
             }
             Some(other) => {
-                return Err(format!("schema version {other}, expected {SCHEMA_VERSION}"));
+                return Err(OpenFailure::Corrupt(format!(
+                    "schema version {other}, expected {SCHEMA_VERSION}"
+                )));
             }
             None => {
-                let w = db.begin_write().map_err(|e| e.to_string())?;
+                let w = db.begin_write().map_err(|e| bad(&e))?;
                 {
-                    let mut meta = w.open_table(META).map_err(|e| e.to_string())?;
-                    meta.insert("schema", SCHEMA_VERSION)
-                        .map_err(|e| e.to_string())?;
-                    w.open_table(VECTORS).map_err(|e| e.to_string())?;
-                    w.open_table(PARSES).map_err(|e| e.to_string())?;
+                    let mut meta = w.open_table(META).map_err(|e| bad(&e))?;
+                    meta.insert("schema", SCHEMA_VERSION).map_err(|e| bad(&e))?;
+                    w.open_table(VECTORS).map_err(|e| bad(&e))?;
+                    w.open_table(PARSES).map_err(|e| bad(&e))?;
                 }
-                w.commit().map_err(|e| e.to_string())?;
+                w.commit().map_err(|e| bad(&e))?;
             }
         }
         Ok(Store {
             db,
             path: path.to_path_buf(),
+            broken: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Runs one call on the database. redb panics on some damaged files (`unreachable` in its
+    /// btree); such a panic is the store's failure, not the daemon's: the file is moved aside
+    /// (the next start rebuilds it), this process stops using it, and the caller goes on
+    /// without a cache.
+    fn guarded<T>(&self, call: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        use std::sync::atomic::Ordering;
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(self.err("damaged earlier in this process; running without it"));
+        }
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+            Ok(r) => r,
+            Err(panic) => {
+                if !self.broken.swap(true, Ordering::Relaxed) {
+                    let aside = move_aside(&self.path);
+                    tracing::warn!(
+                        store = %self.path.display(),
+                        moved_to = %aside.display(),
+                        panic = %panic_message(&panic),
+                        "cache damaged; moved aside, running without it until restart"
+                    );
+                }
+                Err(self.err("damaged; moved aside"))
+            }
+        }
+    }
+
+    /// Looks up vectors; a missing or malformed entry is `None`.
+    pub fn get_vectors(
+        &self,
+        keys: &[u128],
+        dim: usize,
+    ) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
+        self.guarded(|| self.get_vectors_inner(keys, dim))
+    }
+
+    pub fn put_vectors(&self, items: &[(u128, Vec<f32>)]) -> Result<(), StoreError> {
+        self.guarded(|| self.put_vectors_inner(items))
+    }
+
+    /// The cached parse of each `(path, stamp)` under `root`, when its content hash and the
+    /// parser build match; `None` otherwise (the caller parses and puts it back).
+    pub fn get_parses(
+        &self,
+        root: &str,
+        files: &[(&str, FileStamp)],
+    ) -> Result<Vec<Option<ParsedFile>>, StoreError> {
+        self.guarded(|| self.get_parses_inner(root, files))
+    }
+
+    /// The stamps of every file cached under `root`: what a freshness check compares with.
+    pub fn parse_stamps(&self, root: &str) -> Result<Vec<(String, FileStamp)>, StoreError> {
+        self.guarded(|| self.parse_stamps_inner(root))
+    }
+
+    /// Stores parses under `root` and removes entries of files no longer there (`keep`).
+    pub fn put_parses(
+        &self,
+        root: &str,
+        parses: &[(FileStamp, &ParsedFile)],
+        keep: &std::collections::HashSet<&str>,
+    ) -> Result<(), StoreError> {
+        self.guarded(|| self.put_parses_inner(root, parses, keep))
     }
 
     fn err(&self, e: impl std::fmt::Display) -> StoreError {
@@ -169,8 +276,7 @@ impl Store {
         }
     }
 
-    /// Looks up vectors; a missing or malformed entry is `None`.
-    pub fn get_vectors(
+    fn get_vectors_inner(
         &self,
         keys: &[u128],
         dim: usize,
@@ -193,7 +299,7 @@ impl Store {
         Ok(out)
     }
 
-    pub fn put_vectors(&self, items: &[(u128, Vec<f32>)]) -> Result<(), StoreError> {
+    fn put_vectors_inner(&self, items: &[(u128, Vec<f32>)]) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(|e| self.err(e))?;
         {
             let mut table = w.open_table(VECTORS).map_err(|e| self.err(e))?;
@@ -210,6 +316,28 @@ impl Store {
     }
 }
 
+/// Moves a damaged store file aside (`cache.corrupt-<secs>`) and returns where to.
+fn move_aside(path: &Path) -> PathBuf {
+    let aside = path.with_extension(format!(
+        "corrupt-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    ));
+    let _ = std::fs::rename(path, &aside);
+    aside
+}
+
+/// The message of a caught panic.
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 fn parse_key(root: &str, path: &str) -> String {
     format!("{root}\0{path}")
 }
@@ -217,9 +345,7 @@ fn parse_key(root: &str, path: &str) -> String {
 const STAMP_BYTES: usize = 32;
 
 impl Store {
-    /// The cached parse of each `(path, stamp)` under `root`, when its content hash and the
-    /// parser build match; `None` otherwise (the caller parses and puts it back).
-    pub fn get_parses(
+    fn get_parses_inner(
         &self,
         root: &str,
         files: &[(&str, FileStamp)],
@@ -246,8 +372,7 @@ impl Store {
         Ok(out)
     }
 
-    /// The stamps of every file cached under `root`: what a freshness check compares with.
-    pub fn parse_stamps(&self, root: &str) -> Result<Vec<(String, FileStamp)>, StoreError> {
+    fn parse_stamps_inner(&self, root: &str) -> Result<Vec<(String, FileStamp)>, StoreError> {
         let read = self.db.begin_read().map_err(|e| self.err(e))?;
         let table = read.open_table(PARSES).map_err(|e| self.err(e))?;
         let lo = parse_key(root, "");
@@ -277,15 +402,14 @@ impl Store {
         Ok(out)
     }
 
-    /// Stores parses under `root` and removes entries of files no longer there (`keep`).
-    pub fn put_parses(
+    fn put_parses_inner(
         &self,
         root: &str,
         parses: &[(FileStamp, &ParsedFile)],
         keep: &std::collections::HashSet<&str>,
     ) -> Result<(), StoreError> {
         let stale: Vec<String> = self
-            .parse_stamps(root)?
+            .parse_stamps_inner(root)?
             .into_iter()
             .map(|(p, _)| p)
             .filter(|p| !keep.contains(p.as_str()))
@@ -388,5 +512,72 @@ mod tests {
             .filter_map(|e| e.ok())
             .any(|e| e.file_name().to_string_lossy().contains("corrupt-"));
         assert!(aside, "the corrupt file is kept aside for inspection");
+    }
+
+    /// Failure injection: 4 KB blocks of a written store overwritten with noise, as a disk
+    /// error or a stray write would. Opening and reading never panic; a damaged store is
+    /// moved aside, and the next open starts clean.
+    #[test]
+    fn overwritten_blocks_never_take_the_process_down() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let keys: Vec<u128> = (0..1500u32)
+            .map(|i| vector_key("m", &i.to_string()))
+            .collect();
+        let (mut damaged, mut intact) = (0, 0);
+        for trial in 0..12 {
+            let path = temp(&format!("blocks-{trial}"));
+            {
+                let s = Store::open(&path).unwrap();
+                let items: Vec<(u128, Vec<f32>)> =
+                    keys.iter().map(|&k| (k, vec![0.25; 64])).collect();
+                s.put_vectors(&items).unwrap();
+            }
+            let mut bytes = std::fs::read(&path).unwrap();
+            let blocks = bytes.len() / 4096;
+            for _ in 0..4 {
+                let b = (next() as usize) % blocks;
+                for x in &mut bytes[b * 4096..(b + 1) * 4096] {
+                    *x = next() as u8;
+                }
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            std::panic::catch_unwind(|| {
+                if let Ok(s) = Store::open(&path) {
+                    let _ = s.get_vectors(&keys, 64);
+                }
+            })
+            .expect("no panic escapes the store");
+            let moved = std::fs::read_dir(path.parent().unwrap())
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().contains("corrupt-"));
+            if moved {
+                damaged += 1;
+            } else {
+                intact += 1;
+            }
+            // Whatever happened, the next open gives a working store.
+            let s = Store::open(&path).expect("a store after damage");
+            assert!(s.get_vectors(&keys[..3], 64).is_ok());
+        }
+        eprintln!(
+            "overwritten blocks: {damaged} stores found damaged and moved aside, {intact} read through"
+        );
+    }
+
+    #[test]
+    fn a_permission_error_is_not_corruption() {
+        let denied = redb::DatabaseError::Storage(redb::StorageError::Io(std::io::Error::from(
+            std::io::ErrorKind::PermissionDenied,
+        )));
+        assert!(is_permission(&denied));
+        let broken = redb::DatabaseError::Storage(redb::StorageError::Corrupted("bad page".into()));
+        assert!(!is_permission(&broken));
     }
 }

@@ -106,7 +106,10 @@ impl Default for ResidentOptions {
 /// The resident repositories of one daemon.
 pub struct Residents {
     repos: Mutex<HashMap<PathBuf, Arc<Resident>>>,
-    store: Option<Arc<Store>>,
+    /// The on-disk cache, once open; repositories built before it opens run without it.
+    store: std::sync::RwLock<Option<Arc<Store>>>,
+    /// Why there is no cache, in one line, for `status`.
+    cache_note: Mutex<Option<String>>,
     model: OnceLock<Result<Arc<Embedder>, String>>,
     embed_queue: Mutex<mpsc::Sender<Arc<Resident>>>,
     embedding: Arc<AtomicBool>,
@@ -141,7 +144,8 @@ impl Residents {
             }
             Residents {
                 repos: Mutex::new(HashMap::new()),
-                store,
+                store: std::sync::RwLock::new(store),
+                cache_note: Mutex::new(None),
                 model: OnceLock::new(),
                 embed_queue: Mutex::new(tx),
                 embedding: embedding.clone(),
@@ -188,6 +192,81 @@ impl Residents {
             .clone()
     }
 
+    /// The cache, when open.
+    pub fn store(&self) -> Option<Arc<Store>> {
+        self.store.read().map(|s| s.clone()).unwrap_or(None)
+    }
+
+    /// Why the daemon runs without its cache, if it does.
+    pub fn cache_note(&self) -> Option<String> {
+        self.cache_note.lock().map(|n| n.clone()).unwrap_or(None)
+    }
+
+    /// Opens the cache at `path` now; if another process holds it (a predecessor still
+    /// closing, or a second daemon), keeps trying in the background — often at first, then
+    /// every 30 s — and says so in [`Residents::cache_note`] meanwhile. A cache that cannot be
+    /// written is not retried: the daemon runs without it.
+    pub fn open_store(self: &Arc<Self>, path: PathBuf) {
+        if self.try_open_store(&path) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let started = Instant::now();
+        let spawned = std::thread::Builder::new()
+            .name("fittok-cache-lock".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(if started.elapsed() < Duration::from_secs(10) {
+                        Duration::from_millis(250)
+                    } else {
+                        Duration::from_secs(30)
+                    });
+                    let Some(r) = weak.upgrade() else { return };
+                    if r.is_stopping() || r.try_open_store(&path) {
+                        return;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start the cache retry thread");
+        }
+    }
+
+    /// One attempt; `true` when there is nothing left to retry.
+    fn try_open_store(&self, path: &Path) -> bool {
+        match Store::open(path) {
+            Ok(s) => {
+                if let Ok(mut slot) = self.store.write() {
+                    *slot = Some(Arc::new(s));
+                }
+                if let Ok(mut note) = self.cache_note.lock() {
+                    if note.take().is_some() {
+                        tracing::info!(store = %path.display(), "cache opened");
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                let locked = e.is_locked();
+                let note = if locked {
+                    format!(
+                        "cache {} is held by another process; answering without it and retrying",
+                        path.display()
+                    )
+                } else {
+                    format!("cache unavailable ({e}); answering without it")
+                };
+                if let Ok(mut slot) = self.cache_note.lock() {
+                    if slot.as_deref() != Some(note.as_str()) {
+                        tracing::warn!("{note}");
+                    }
+                    *slot = Some(note);
+                }
+                !locked
+            }
+        }
+    }
+
     /// Tells background work to stop at its next slice; calls waiting for it give up.
     pub fn begin_stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
@@ -206,6 +285,9 @@ impl Residents {
             std::thread::sleep(Duration::from_millis(20));
         }
         self.repos.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        if let Ok(mut slot) = self.store.write() {
+            slot.take();
+        }
     }
 
     /// Whether the background embedder is working right now.
@@ -268,7 +350,7 @@ impl Residents {
 
     fn build(&self, root: &Path, progress: Option<Progress<'_>>) -> Result<Engine, EngineError> {
         let t = Instant::now();
-        let mut engine = Engine::open_in(root, &self.opts.walk, self.store.clone(), progress)?;
+        let mut engine = Engine::open_in(root, &self.opts.walk, self.store(), progress)?;
         // Until the watcher lands, a resident snapshot does not see later edits: say so.
         engine.freshness =
             "snapshot at first query; not watched (`fittok forget` refreshes)".into();

@@ -53,6 +53,8 @@ pub struct ServiceInfo {
     pub version: String,
     pub socket: PathBuf,
     pub log_path: PathBuf,
+    /// Why the log file is not written, if it is not.
+    pub log_note: Option<String>,
     pub idle_timeout: Duration,
     /// FITTOK_MAX_BUDGET of the daemon: caps every query (0 = none).
     pub max_budget: usize,
@@ -371,6 +373,8 @@ impl Fittok for FittokService {
             socket: self.info.socket.display().to_string(),
             log_path: self.info.log_path.display().to_string(),
             repos,
+            cache_note: self.residents.cache_note().unwrap_or_default(),
+            log_note: self.info.log_note.clone().unwrap_or_default(),
         }))
     }
 

@@ -21,6 +21,8 @@ pub struct ServeOptions {
     pub max_budget: usize,
     /// The version reported to clients.
     pub version: String,
+    /// Why the log file is not written, if it is not (the daemon logs to stderr instead).
+    pub log_note: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +39,7 @@ async fn stop_requested(
     activity: Arc<Activity>,
     residents: Arc<Residents>,
     idle_timeout: Duration,
+    still_bound: impl Fn() -> bool,
 ) {
     #[cfg(unix)]
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -71,7 +74,13 @@ async fn stop_requested(
                     return;
                 }
             }
-            _ = tokio::time::sleep(tick) => {
+            _ = tokio::time::sleep(tick.min(SOCKET_CHECK)) => {
+                // Unreachable once its socket file is removed or replaced: a new daemon may
+                // be starting on the path, and would otherwise run beside this one.
+                if !still_bound() {
+                    tracing::warn!("socket file removed or replaced: stopping");
+                    return;
+                }
                 if idle_timeout.is_zero() {
                     continue;
                 }
@@ -87,6 +96,9 @@ async fn stop_requested(
         }
     }
 }
+
+/// How often a daemon checks that its socket file is still its own.
+const SOCKET_CHECK: Duration = Duration::from_secs(2);
 
 /// Resolves once no call is in flight (or after `limit`).
 async fn calls_done(activity: Arc<Activity>, limit: Duration) {
@@ -112,8 +124,10 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         version = %opts.version,
         "fittokd serving"
     );
-    let store = crate::engine::open_store();
-    let residents = Residents::new(store, opts.residents.clone());
+    let residents = Residents::new(None, opts.residents.clone());
+    // A predecessor still closing may hold the cache's lock for a few seconds: serve
+    // meanwhile, and take the cache when it is free.
+    residents.open_store(crate::cache_dir().join(crate::engine::STORE_FILE));
     let activity = Arc::new(Activity::default());
     activity.last_call_ms.store(now_ms(), Ordering::SeqCst);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
@@ -121,15 +135,18 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         version: opts.version.clone(),
         socket: opts.socket.clone(),
         log_path: fittok_proto::paths::log_path(),
+        log_note: opts.log_note.clone(),
         idle_timeout: opts.idle_timeout,
         max_budget: opts.max_budget,
     };
     let service = FittokService::new(residents.clone(), activity.clone(), info, shutdown_tx);
+    let guard = listening.guard;
     let stop = stop_requested(
         shutdown_rx,
         activity.clone(),
         residents.clone(),
         opts.idle_timeout,
+        || guard.still_bound(),
     );
     let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tonic::transport::Server::builder().serve_with_incoming_shutdown(
@@ -156,7 +173,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         }
     };
     residents.stop();
-    listening.guard.release();
+    guard.release();
     tracing::info!("fittokd stopped");
     served.map_err(|e| ServeError::Serve(e.to_string()))
 }

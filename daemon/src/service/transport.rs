@@ -54,6 +54,16 @@ pub struct SocketGuard {
 }
 
 impl SocketGuard {
+    /// Whether the socket file this daemon bound is still there (always, for a pipe or an
+    /// inherited socket). Once it is removed or replaced, no client can reach this daemon.
+    pub fn still_bound(&self) -> bool {
+        #[cfg(unix)]
+        if let Some((path, inode)) = &self.bound {
+            return unix::socket_inode(path) == Some(*inode);
+        }
+        true
+    }
+
     pub fn release(self) {
         #[cfg(unix)]
         if let Some((path, inode)) = self.bound

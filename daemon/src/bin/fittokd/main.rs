@@ -200,28 +200,41 @@ fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
 }
 
 /// The daemon logs to its file in the cache directory (and to stderr when that is a terminal).
-fn init_daemon_log() -> anyhow::Result<()> {
+/// Logs to the log file (and stderr on a terminal). A log file that cannot be opened does not
+/// stop the daemon: it logs to stderr, and says why in `status` (the returned note).
+fn init_daemon_log() -> Option<String> {
     use std::io::IsTerminal;
     let path = fittok_proto::paths::log_path();
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open the log {}", path.display()))?;
+    let opened = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(log_filter("info"))
         .with_ansi(false);
-    if std::io::stderr().is_terminal() {
-        builder
-            .with_writer(std::sync::Mutex::new(file).and(std::io::stderr))
-            .init();
-    } else {
-        builder.with_writer(std::sync::Mutex::new(file)).init();
+    match opened {
+        Ok(file) if std::io::stderr().is_terminal() => {
+            builder
+                .with_writer(std::sync::Mutex::new(file).and(std::io::stderr))
+                .init();
+            None
+        }
+        Ok(file) => {
+            builder.with_writer(std::sync::Mutex::new(file)).init();
+            None
+        }
+        Err(e) => {
+            builder.with_writer(std::io::stderr).init();
+            let note = format!("cannot write the log {}: {e}", path.display());
+            tracing::warn!("{note}");
+            Some(note)
+        }
     }
-    Ok(())
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -233,7 +246,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         autowatch,
         report_version,
     } = args;
-    init_daemon_log()?;
+    let log_note = init_daemon_log();
     // candle splits a matrix product over the current rayon pool only when this says more
     // than 1; the embedder's own pools then decide: two threads for a question, one for the
     // background embedder (which leaves a core to queries).
@@ -257,6 +270,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         max_budget: effective_budget(0),
         version: report_version.unwrap_or_else(|| fittok_proto::VERSION.to_string()),
+        log_note,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
