@@ -492,3 +492,45 @@ fn a_second_daemon_on_the_same_cache_takes_it_when_the_first_lets_go() {
     );
     ok(&second.fittok(&["daemon", "stop"]));
 }
+
+#[test]
+fn hostile_files_are_skipped_with_a_reason_and_the_rest_answers() {
+    let env = DaemonEnv::new("rel-hostile");
+    let repo = small_repo("rel-hostile");
+    // Huge, one 300 KB line (minified), binary under a source name, non-UTF-8 source, a deep
+    // tree, a symlink loop and a symlink out of the repository.
+    repo.write("big/huge.py", "x = 1\n".repeat(250_000));
+    repo.write(
+        "web/bundle.js",
+        format!("var a={};", "f(1),".repeat(60_000)),
+    );
+    repo.write("bin/blob.py", [0u8, 159, 146, 150, 0, 1, 2, 3].repeat(500));
+    let mut latin1 =
+        b"def caf\xe9_total(prices):\n    \"\"\"Total in \xe9uros.\"\"\"\n    return sum(prices)\n"
+            .to_vec();
+    latin1.extend_from_slice(b"\xff\xfe\n");
+    repo.write("legacy/latin1.py", latin1);
+    let deep: String = (0..60).map(|i| format!("d{i}/")).collect();
+    repo.write(
+        &format!("{deep}leaf.py"),
+        "def deepest_helper():\n    return 42\n",
+    );
+    std::os::unix::fs::symlink(repo.path(), repo.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink("/etc", repo.path().join("etc-link")).unwrap();
+    let path = repo.path().to_str().unwrap();
+    let a = ok(&env.fittok(&["query", path, "vat rate amount", "--budget", "500"]));
+    assert!(a.contains("def vat_for"), "{a}");
+    let d = ok(&env.fittok(&["query", path, "deepest helper", "--budget", "300"]));
+    assert!(d.contains("deepest_helper"), "{d}");
+    assert!(
+        !a.contains("/etc/") && !d.contains("passwd"),
+        "nothing from outside"
+    );
+    let inspect = env.cmd("fittokd").args(["inspect", path]).output().unwrap();
+    let report = ok(&inspect);
+    for reason in ["too large", "minified", "binary", "symlink"] {
+        assert!(report.contains(reason), "{reason} not reported:\n{report}");
+    }
+    // The daemon is alive and answers again.
+    assert!(ok(&env.fittok(&["status"])).contains("ready"));
+}

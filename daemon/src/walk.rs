@@ -171,6 +171,12 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
             Err(_) => continue,
         };
         let Some(lang) = Lang::from_path(&rel) else {
+            // A link to a directory is not followed either; say so (`inspect` lists it).
+            if file_type.is_symlink() {
+                listing
+                    .skipped
+                    .push((rel, None, SkipReason::SymlinkOutside));
+            }
             continue;
         };
         if file_type.is_symlink() {

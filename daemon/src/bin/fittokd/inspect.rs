@@ -107,6 +107,26 @@ pub fn text(repo: &RepoGraph) -> String {
             );
         }
     }
+    // Skips of languages with nothing parsed, and of paths of no language (symlinks):
+    // a user must see those too.
+    for (lang, m) in &skipped {
+        if lang.is_some_and(|l| summary.contains_key(&l)) {
+            continue;
+        }
+        let list = m
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match lang {
+            Some(l) => {
+                let _ = writeln!(out, "\n{}\n  files    0 parsed, skipped: {list}", l.name());
+            }
+            None => {
+                let _ = writeln!(out, "\nother paths\n  skipped: {list}");
+            }
+        }
+    }
     if !repo.walk.errors.is_empty() {
         let _ = writeln!(out, "\nwalk errors: {}", repo.walk.errors.len());
         for e in repo.walk.errors.iter().take(5) {
