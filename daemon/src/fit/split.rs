@@ -482,24 +482,37 @@ impl<'a> Planner<'a> {
             }
             threshold -= self.opts.inline_reduction;
         }
-        let mut out = preamble;
-        for (i, s) in sections.iter().enumerate() {
-            if inline[i] {
-                out.push_str(&full[i]);
-                continue;
-            }
-            let head = join(&lines[s.start..s.start + s.head]);
-            out.push_str(&head);
-            out.push('\n');
-            if !teasers[i].is_empty() {
-                out.push_str(&teasers[i]);
+        let links: Vec<Option<String>> = sections
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (!inline[i]).then(|| self.child(&full[i], dir, stem, &slug(&s.title), depth))
+            })
+            .collect();
+        // Teasers are a courtesy: when they would take the node over soft, they go.
+        let assemble = |with_teasers: bool| {
+            let mut out = preamble.clone();
+            for (i, s) in sections.iter().enumerate() {
+                let Some(link) = &links[i] else {
+                    out.push_str(&full[i]);
+                    continue;
+                };
+                out.push_str(&join(&lines[s.start..s.start + s.head]));
+                out.push('\n');
+                if with_teasers && !teasers[i].is_empty() {
+                    out.push_str(&teasers[i]);
+                    out.push('\n');
+                }
+                out.push_str(link);
                 out.push('\n');
             }
-            let link = self.child(&full[i], dir, stem, &slug(&s.title), depth);
-            out.push_str(&link);
-            out.push('\n');
+            out
+        };
+        let out = assemble(true);
+        if self.est(&out) <= soft {
+            return out;
         }
-        out
+        assemble(false)
     }
 
     /// Too many sections for their links to fit: consecutive runs go down a level together.

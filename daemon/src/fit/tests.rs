@@ -247,6 +247,22 @@ fn a_line_longer_than_hard_is_moved_whole_into_a_file_of_its_own() {
     }
 }
 
+/// Found by the `fit_plan` fuzzer: a section's first paragraph, kept as a teaser beside its
+/// link, took the root over hard (106 tokens, hard 100). Teasers now go when they do not fit.
+#[test]
+fn a_teaser_never_takes_a_node_over_the_threshold() {
+    let doc = format!(
+        "# Doc\n\nIntro.\n\n## A\n\n{}\n\n## B\n\n```py\nx = 2\n```\n\n### B.1\n\nMore.\n",
+        "Words here. ".repeat(26)
+    );
+    let o = FitOptions {
+        inline_threshold: 12,
+        ..opts(60, 100)
+    };
+    let files = assert_invariants(&doc, &o);
+    assert!(files[0].tokens <= o.soft, "root {}", files[0].tokens);
+}
+
 #[test]
 fn crlf_is_kept_and_cjk_is_measured_by_the_real_tokenizer() {
     let mut doc = String::new();
