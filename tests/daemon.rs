@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fittok_e2e::{DaemonEnv, TempRepo, bin, ok, stderr, stdout};
+use fittok_e2e::{DaemonEnv, TempRepo, bin, ok, status_json, stderr, stdout};
 
 fn repo() -> TempRepo {
     let repo = TempRepo::new("daemon");
@@ -37,17 +37,7 @@ fn assert_answers_vat(env: &DaemonEnv, repo: &TempRepo) {
     assert!(out.contains("vat_for"), "{out}");
 }
 
-fn status_json(env: &DaemonEnv) -> serde_json::Value {
-    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).expect("status JSON")
-}
-
 /// The code part of an answer (after its header lines, which carry freshness notes).
-fn code_part(answer: &str) -> &str {
-    answer
-        .split_once("## Code")
-        .map_or(answer, |(_, code)| code)
-}
-
 #[test]
 fn query_index_status_expand_through_an_autospawned_daemon() {
     let env = DaemonEnv::new("basic");

@@ -19,6 +19,37 @@ fn tools_dir() -> PathBuf {
     dir
 }
 
+/// Runs `tests/mcp/<script>` (an official-SDK driver) with the Python of the MCP tools, in
+/// `env`'s environment, against `fittok-mcp` and `repo`.
+fn python_client(
+    tools: &Path,
+    env: &DaemonEnv,
+    script: &str,
+    repo: &TempRepo,
+) -> std::process::Output {
+    env.cmd("fittok")
+        .get_envs()
+        .fold(
+            Command::new(tools.join("venv/bin/python")),
+            |mut c, (k, v)| {
+                match v {
+                    Some(v) => c.env(k, v),
+                    None => c.env_remove(k),
+                };
+                c
+            },
+        )
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("mcp")
+                .join(script),
+        )
+        .arg(bin("fittok-mcp"))
+        .arg(repo.path())
+        .output()
+        .expect("python")
+}
+
 fn repo() -> TempRepo {
     let repo = TempRepo::new("mcp");
     repo.write(".git/HEAD", "ref: refs/heads/main\n")
@@ -39,24 +70,7 @@ fn python_sdk_sessions_share_one_cold_daemon() {
     let env = DaemonEnv::new("mcp-sdk");
     let repo = repo();
     assert!(env.daemon_pids().is_empty(), "the daemon starts cold");
-    let out = env
-        .cmd("fittok")
-        .get_envs()
-        .fold(
-            Command::new(tools.join("venv/bin/python")),
-            |mut c, (k, v)| {
-                match v {
-                    Some(v) => c.env(k, v),
-                    None => c.env_remove(k),
-                };
-                c
-            },
-        )
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/sdk_client.py"))
-        .arg(bin("fittok-mcp"))
-        .arg(repo.path())
-        .output()
-        .expect("python");
+    let out = python_client(&tools, &env, "sdk_client.py", &repo);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
     for tag in ["a", "b"] {
@@ -344,24 +358,7 @@ fn a_stopped_daemon_gives_a_tool_error_in_bounded_time() {
     let tools = tools_dir();
     let env = DaemonEnv::new("mcp-frozen");
     let repo = repo();
-    let out = env
-        .cmd("fittok")
-        .get_envs()
-        .fold(
-            Command::new(tools.join("venv/bin/python")),
-            |mut c, (k, v)| {
-                match v {
-                    Some(v) => c.env(k, v),
-                    None => c.env_remove(k),
-                };
-                c
-            },
-        )
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/frozen_client.py"))
-        .arg(bin("fittok-mcp"))
-        .arg(repo.path())
-        .output()
-        .expect("python");
+    let out = python_client(&tools, &env, "frozen_client.py", &repo);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
     assert_eq!(v["first"]["error"], false, "{v}");

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::process::Stdio;
 
-use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr, stdout};
+use fittok_e2e::{DaemonEnv, TempRepo, ok, status_json, stderr, stdout};
 
 fn small_repo(tag: &str) -> TempRepo {
     let repo = TempRepo::new(tag);
@@ -12,6 +12,19 @@ fn small_repo(tag: &str) -> TempRepo {
         "billing/tax.py",
         "RATES = {\"de\": 0.19}\n\n\ndef vat_for(country, amount):\n    \"\"\"Value added tax owed.\"\"\"\n    return amount * RATES.get(country, 0.0)\n",
     );
+    repo
+}
+
+/// `files` Python files of `functions` one-line functions each, `{prefix}_{file}_{i}(request)`,
+/// in 20 packages.
+fn generated_repo(tag: &str, files: usize, functions: usize, prefix: &str) -> TempRepo {
+    let repo = TempRepo::new(tag);
+    for f in 0..files {
+        let src: String = (0..functions)
+            .map(|i| format!("def {prefix}_{f}_{i}(request):\n    return request.get({i})\n\n\n"))
+            .collect();
+        repo.write(&format!("pkg{}/mod{f}.py", f % 20), src);
+    }
     repo
 }
 
@@ -278,14 +291,8 @@ fn budgets_below_the_smallest_answer_are_refused_and_the_rest_are_kept() {
 #[test]
 fn ctrl_c_during_a_first_index_exits_130_and_spares_the_daemon() {
     let env = DaemonEnv::new("rel-sigint");
-    let repo = TempRepo::new("rel-sigint");
     // Enough code that the first index takes a while.
-    for f in 0..400 {
-        let src: String = (0..60)
-            .map(|i| format!("def handler_{f}_{i}(request):\n    return request.get({i})\n\n\n"))
-            .collect();
-        repo.write(&format!("pkg{}/mod{f}.py", f % 20), src);
-    }
+    let repo = generated_repo("rel-sigint", 400, 60, "handler");
     let path = repo.path().to_str().unwrap();
     let child = env
         .cmd("fittok")
@@ -313,10 +320,6 @@ fn ctrl_c_during_a_first_index_exits_130_and_spares_the_daemon() {
     }
     let again = ok(&env.fittok(&["query", path, "handler for request", "--budget", "500"]));
     assert!(again.contains("handler_"), "the daemon answers on");
-}
-
-fn status_json(env: &DaemonEnv) -> serde_json::Value {
-    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).unwrap()
 }
 
 /// Waits until `cond` holds, up to `secs`.
@@ -359,16 +362,10 @@ fn moved_aside(cache: &std::path::Path) -> bool {
 #[test]
 fn a_damaged_cache_is_moved_aside_and_answers_go_on() {
     let env = DaemonEnv::new("rel-corrupt");
-    let repo = TempRepo::new("rel-corrupt");
-    for f in 0..40 {
-        let src: String = (0..30)
-            .map(|i| format!("def vat_rule_{f}_{i}(amount):\n    return amount * {i}\n\n\n"))
-            .collect();
-        repo.write(&format!("rules/r{f}.py"), src);
-    }
+    let repo = generated_repo("rel-corrupt", 40, 30, "vat_rule");
     let path = repo.path().to_str().unwrap();
     let ask = || {
-        let a = ok(&env.fittok(&["query", path, "vat rule amount", "--budget", "400"]));
+        let a = ok(&env.fittok(&["query", path, "vat rule request", "--budget", "400"]));
         assert!(a.contains("vat_rule_"), "{a}");
     };
     ask();
@@ -382,7 +379,7 @@ fn a_damaged_cache_is_moved_aside_and_answers_go_on() {
     assert!(moved_aside(&env.cache), "the damaged file is kept aside");
     // Damaged under a running daemon: its next reads find it.
     std::fs::write(
-        repo.path().join("rules/r0.py"),
+        repo.path().join("pkg0/mod0.py"),
         "def vat_rule_new(amount):\n    return amount\n",
     )
     .unwrap();

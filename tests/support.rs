@@ -227,6 +227,11 @@ impl Drop for DaemonEnv {
     }
 }
 
+/// `fittok status --json` through `env`.
+pub fn status_json(env: &DaemonEnv) -> serde_json::Value {
+    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).expect("status JSON")
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

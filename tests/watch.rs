@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr};
+use fittok_e2e::{DaemonEnv, TempRepo, ok, status_json as status, stderr};
 
 fn repo() -> TempRepo {
     let repo = TempRepo::new("watch");
@@ -18,10 +18,6 @@ fn repo() -> TempRepo {
             "def discount(amount):\n    \"\"\"Ten percent off above 100.\"\"\"\n    return amount * 0.9 if amount > 100 else amount\n\n\ndef shipping(weight):\n    return 5 + weight * 0.5\n",
         );
     repo
-}
-
-fn status(env: &DaemonEnv) -> serde_json::Value {
-    serde_json::from_str(&ok(&env.fittok(&["status", "--json"]))).unwrap()
 }
 
 /// Polls until `cond` holds on a query's answer; returns the time it took.
