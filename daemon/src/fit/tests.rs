@@ -561,3 +561,18 @@ fn llm_levels_add_summaries_keep_the_invariants_and_fail_whole() {
         Err(FitError::Llm(_))
     ));
 }
+
+/// Found by the `fit_plan` fuzzer: a list of short lines, summed line by line, looked smaller
+/// than it is (estimates round down per line), so a 102-token document (hard 100) stayed whole.
+#[test]
+fn a_list_of_short_lines_is_measured_as_a_whole() {
+    let mut doc = String::from("Title\n=====\n\nSub\n---\n\n");
+    doc.push_str(&"- item\n".repeat(50));
+    doc.push_str("- ading\n~~~\n\n- item\n- item\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
+    let o = FitOptions {
+        inline_threshold: 12,
+        ..opts(60, 100)
+    };
+    assert!(o.estimator.count(&doc) > o.hard);
+    assert_invariants(&doc, &o);
+}
