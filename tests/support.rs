@@ -56,9 +56,14 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// Runs a binary in process, hermetic: a private cache directory, and no model (lexical and
+/// graph signals only), whatever the user's default cache holds.
 pub fn run(name: &str, args: &[&str]) -> Output {
+    let cache = std::env::temp_dir().join(format!("fittok-e2e-run-cache-{}", std::process::id()));
     Command::new(bin(name))
         .args(args)
+        .env("FITTOK_CACHE_DIR", &cache)
+        .env("FITTOK_EMBED_MODEL", cache.join("no-model"))
         .env_remove("FITTOK_MAX_BUDGET")
         .output()
         .expect("run binary")
@@ -116,6 +121,8 @@ pub struct DaemonEnv {
     pub cache: PathBuf,
     /// Use the real model (else a missing one: lexical and graph signals only).
     pub model: bool,
+    /// Fetch the model from this hub endpoint instead (`FITTOK_EMBED_MODEL` unset).
+    pub hub: Option<String>,
     pub extra_env: Vec<(String, String)>,
 }
 
@@ -129,12 +136,19 @@ impl DaemonEnv {
             socket,
             cache,
             model: false,
+            hub: None,
             extra_env: Vec::new(),
         }
     }
 
     pub fn with_model(mut self) -> DaemonEnv {
         self.model = true;
+        self
+    }
+
+    /// The daemon fetches the model from `endpoint` (the hub's URL layout) on first use.
+    pub fn with_hub(mut self, endpoint: &str) -> DaemonEnv {
+        self.hub = Some(endpoint.to_string());
         self
     }
 
@@ -160,7 +174,10 @@ impl DaemonEnv {
             .env("FITTOK_SOCKET", &self.socket)
             .env("FITTOK_CACHE_DIR", &self.cache)
             .env("FITTOK_LOG", "info");
-        if self.model {
+        c.env_remove("HF_ENDPOINT").env_remove("HF_HUB_OFFLINE");
+        if let Some(hub) = &self.hub {
+            c.env_remove("FITTOK_EMBED_MODEL").env("HF_ENDPOINT", hub);
+        } else if self.model {
             c.env("FITTOK_EMBED_MODEL", model_dir());
         } else {
             c.env("FITTOK_EMBED_MODEL", self.dir.path().join("no-model"));

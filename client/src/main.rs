@@ -662,7 +662,7 @@ fn status_text(s: &fittok_client::v1::StatusReply, json: bool) -> String {
             "uptime_ms": s.uptime_ms, "rss_bytes": s.rss_bytes,
             "memory_budget_bytes": s.memory_budget_bytes, "idle_timeout_s": s.idle_timeout_s,
             "socket": s.socket, "log_path": s.log_path, "repos": repos,
-            "cache_note": s.cache_note, "log_note": s.log_note,
+            "cache_note": s.cache_note, "log_note": s.log_note, "model_note": s.model_note,
         });
         return serde_json::to_string_pretty(&v).unwrap_or_default();
     }
@@ -683,7 +683,7 @@ fn status_text(s: &fittok_client::v1::StatusReply, json: bool) -> String {
         s.socket,
         s.log_path
     );
-    for note in [&s.cache_note, &s.log_note] {
+    for note in [&s.cache_note, &s.log_note, &s.model_note] {
         if !note.is_empty() {
             out.push_str(&format!("note   {note}\n"));
         }

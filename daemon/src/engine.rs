@@ -63,6 +63,9 @@ pub struct Query {
     pub exclude: std::collections::HashSet<String>,
     /// Which model orders the candidates ([`crate::rank::Ranker::Auto`] unless asked otherwise).
     pub ranker: crate::rank::Ranker,
+    /// Overrides why semantics are off, when the engine has none (the daemon knows how a
+    /// model download goes now).
+    pub semantic_note: Option<String>,
 }
 
 /// One candidate of a question with the learned ranker's features: what the training script
@@ -241,6 +244,11 @@ impl Engine {
             Err(e) => tracing::warn!(error = %e, "embedding failed; partial semantic coverage"),
         }
         self.timings.embed = t.elapsed();
+    }
+
+    /// Whether a model is attached.
+    pub fn has_semantic(&self) -> bool {
+        self.semantic.is_some()
     }
 
     /// Ranks without semantics and says why in every answer.
@@ -477,6 +485,10 @@ impl Engine {
             semantic_coverage: self.semantic_coverage(),
             semantic_note: if long {
                 Some("semantic signal not used for long questions: their words decide".into())
+            } else if self.semantic.is_none()
+                && let Some(now) = &q.semantic_note
+            {
+                Some(format!("{now}; ranking without semantics"))
             } else {
                 self.semantic_note()
             },

@@ -282,6 +282,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 mod bert;
+pub mod download;
 mod half;
 pub mod semantic;
 

@@ -158,7 +158,7 @@ impl Residents {
     }
 
     /// Builds the next snapshot from `current` and publishes it.
-    fn apply(
+    pub(super) fn apply(
         &self,
         resident: &Arc<Resident>,
         current: &Engine,
@@ -166,7 +166,15 @@ impl Residents {
     ) -> Result<Arc<Engine>, EngineError> {
         let t = Instant::now();
         let n = changed.len();
-        let next = Arc::new(current.update(changed, None)?);
+        let mut next = current.update(changed, None)?;
+        // A model that arrived after this repository was built (downloaded on first use).
+        if !next.has_semantic()
+            && let Ok(model) = self.model()
+        {
+            next.attach_semantic(model);
+            next.set_pending_hint("embedding in the background");
+        }
+        let next = Arc::new(next);
         resident.publish(next.clone());
         resident.updates.fetch_add(1, Ordering::Relaxed);
         resident.live().updated_at_ms = now_ms();

@@ -90,6 +90,11 @@ pub struct ResidentOptions {
     pub walk: WalkOptions,
     /// Watch resident repositories for changes (else check before each answer).
     pub autowatch: bool,
+    /// Where to fetch the embedding model from when it is not on disk (`None`: never fetch,
+    /// as when `FITTOK_EMBED_MODEL` names a directory or `HF_HUB_OFFLINE` is set).
+    pub model_download: Option<crate::embed::download::ModelSource>,
+    /// Why the model is not fetched, when it is not (`HF_HUB_OFFLINE`), for answers and status.
+    pub no_download_note: Option<String>,
 }
 
 impl Default for ResidentOptions {
@@ -99,8 +104,17 @@ impl Default for ResidentOptions {
             semantic: true,
             walk: WalkOptions::default(),
             autowatch: true,
+            model_download: None,
+            no_download_note: None,
         }
     }
+}
+
+/// The model download's state.
+enum Download {
+    NotStarted,
+    Running(Arc<crate::embed::download::Progress>),
+    Failed(String),
 }
 
 /// The resident repositories of one daemon.
@@ -111,6 +125,9 @@ pub struct Residents {
     /// Why there is no cache, in one line, for `status`.
     cache_note: Mutex<Option<String>>,
     model: OnceLock<Result<Arc<Embedder>, String>>,
+    download: Mutex<Download>,
+    /// This, for threads that outlive a call (the model download).
+    me: std::sync::Weak<Residents>,
     embed_queue: Mutex<mpsc::Sender<Arc<Resident>>>,
     embedding: Arc<AtomicBool>,
     stopping: Arc<AtomicBool>,
@@ -147,6 +164,8 @@ impl Residents {
                 store: std::sync::RwLock::new(store),
                 cache_note: Mutex::new(None),
                 model: OnceLock::new(),
+                download: Mutex::new(Download::NotStarted),
+                me: weak.clone(),
                 embed_queue: Mutex::new(tx),
                 embedding: embedding.clone(),
                 stopping: stopping.clone(),
@@ -171,8 +190,19 @@ impl Residents {
         residents
     }
 
-    /// The loaded model, or why there is none. Loaded once, on first need.
+    /// The loaded model, or why there is none. Loaded once, on first need; when it is not on
+    /// disk and a download source is set, fetched in the background first (answers are lexical
+    /// meanwhile, and say so).
     pub fn model(&self) -> Result<Arc<Embedder>, String> {
+        if let Some(done) = self.model.get() {
+            return done.clone();
+        }
+        if self.opts.semantic
+            && model_dir().is_err()
+            && let Some(source) = &self.opts.model_download
+        {
+            return Err(self.downloading(source));
+        }
         self.model
             .get_or_init(|| {
                 if !self.opts.semantic {
@@ -182,7 +212,10 @@ impl Residents {
                 let loaded = model_dir()
                     .and_then(|dir| Embedder::load(&dir))
                     .map(Arc::new)
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| match &self.opts.no_download_note {
+                        Some(note) => format!("{e} ({note})"),
+                        None => e.to_string(),
+                    });
                 match &loaded {
                     Ok(_) => tracing::info!(ms = t.elapsed().as_millis() as u64, "model loaded"),
                     Err(e) => tracing::warn!(error = %e, "semantic ranking unavailable"),
@@ -190,6 +223,94 @@ impl Residents {
                 loaded
             })
             .clone()
+    }
+
+    /// Starts the model download if it has not started, and says how it goes.
+    fn downloading(&self, source: &crate::embed::download::ModelSource) -> String {
+        let Ok(mut state) = self.download.lock() else {
+            return "model download state poisoned".into();
+        };
+        match &*state {
+            Download::Running(p) => {
+                return format!("downloading the embedding model ({})", p.describe());
+            }
+            Download::Failed(why) => {
+                return format!(
+                    "embedding model download failed: {why} (restart the daemon to retry)"
+                );
+            }
+            Download::NotStarted => {}
+        }
+        let progress = Arc::new(crate::embed::download::Progress::default());
+        *state = Download::Running(progress.clone());
+        let dest = crate::cache_dir().join("models").join("all-MiniLM-L6-v2");
+        let source = source.clone();
+        let me = self.me.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fittok-model-download".into())
+            .spawn(move || {
+                tracing::info!(from = %source.endpoint, to = %dest.display(), "downloading the embedding model");
+                let result = crate::embed::download::fetch(&source, &dest, &progress);
+                let Some(r) = me.upgrade() else { return };
+                match result {
+                    Ok(()) => {
+                        tracing::info!("embedding model downloaded");
+                        if let Ok(mut s) = r.download.lock() {
+                            *s = Download::NotStarted;
+                        }
+                        r.attach_model_to_residents();
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "embedding model download failed");
+                        if let Ok(mut s) = r.download.lock() {
+                            *s = Download::Failed(e.to_string());
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            *state = Download::Failed(e.to_string());
+        }
+        "downloading the embedding model (starting)".into()
+    }
+
+    /// Once the model is on disk: loads it and gives every resident snapshot its semantics.
+    fn attach_model_to_residents(&self) {
+        if self.model().is_err() {
+            return;
+        }
+        for resident in self.list() {
+            if let Some(current) = resident.snapshot()
+                && !current.has_semantic()
+                && let Err(e) = self.apply(&resident, &current, Default::default())
+            {
+                tracing::warn!(error = %e, "cannot attach the model to a resident");
+            }
+        }
+    }
+
+    /// Why an engine built without semantics has none *now* (its own note was written when it
+    /// was built, perhaps while the model was still downloading).
+    pub fn semantic_note_now(&self) -> Option<String> {
+        match &self.opts.model_download {
+            Some(source) if self.model.get().is_none() && model_dir().is_err() => {
+                Some(self.downloading(source))
+            }
+            _ => None,
+        }
+    }
+
+    /// How the model download goes, for `status` ("" when there is nothing to say).
+    pub fn model_note(&self) -> String {
+        match self.download.lock().as_deref() {
+            Ok(Download::Running(p)) => {
+                format!("downloading the embedding model: {}", p.describe())
+            }
+            Ok(Download::Failed(why)) => {
+                format!("embedding model download failed: {why} (restart the daemon to retry)")
+            }
+            _ => String::new(),
+        }
     }
 
     /// The cache, when open.

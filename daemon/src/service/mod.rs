@@ -266,6 +266,7 @@ impl Fittok for FittokService {
         let residents = self.residents.clone();
         let cap = self.info.max_budget;
         let t = Instant::now();
+        let residents_note = self.residents.semantic_note_now();
         let reply = with_engine(residents, path, move |resident, engine| {
             let answer = engine.query(&crate::Query {
                 question: req.question,
@@ -280,6 +281,7 @@ impl Fittok for FittokService {
                 exclude: req.exclude.into_iter().collect(),
                 freshness: Some(resident.freshness()),
                 ranker: crate::rank::Ranker::default(),
+                semantic_note: residents_note,
             });
             let json = if req.json {
                 serde_json::to_string_pretty(&answer)
@@ -375,6 +377,7 @@ impl Fittok for FittokService {
             repos,
             cache_note: self.residents.cache_note().unwrap_or_default(),
             log_note: self.info.log_note.clone().unwrap_or_default(),
+            model_note: self.residents.model_note(),
         }))
     }
 

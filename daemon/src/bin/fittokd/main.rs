@@ -237,6 +237,37 @@ fn init_daemon_log() -> Option<String> {
     }
 }
 
+/// Whether `HF_HUB_OFFLINE` forbids downloads (the hub's own convention).
+fn offline() -> bool {
+    std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// Where the daemon fetches the embedding model from on first use: the hub (`HF_ENDPOINT`,
+/// default https://huggingface.co) at `FITTOK_MODEL_REVISION` (default `main`; every file is
+/// pinned by its sha256 either way). None when `FITTOK_EMBED_MODEL` names the model's
+/// directory, or offline.
+fn model_download() -> Option<fittok_engine::embed::download::ModelSource> {
+    if std::env::var_os("FITTOK_EMBED_MODEL").is_some_and(|v| !v.is_empty()) || offline() {
+        return None;
+    }
+    let endpoint = std::env::var("HF_ENDPOINT")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "https://huggingface.co".into());
+    let revision = std::env::var("FITTOK_MODEL_REVISION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "main".into());
+    Some(fittok_engine::embed::download::ModelSource::minilm(
+        &endpoint, &revision,
+    ))
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let ServeArgs {
         socket,
@@ -266,6 +297,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             memory_budget: (memory_budget_mb as usize).saturating_mul(1 << 20),
             semantic: !no_semantic,
             autowatch,
+            model_download: model_download(),
+            no_download_note: offline().then(|| {
+                "HF_HUB_OFFLINE is set, so it is not downloaded; scripts/fetch-model.sh fetches it without the hub".to_string()
+            }),
             ..Default::default()
         },
         max_budget: effective_budget(0),
@@ -370,6 +405,7 @@ fn run() -> anyhow::Result<()> {
                 exclude: Default::default(),
                 freshness: None,
                 ranker: ranker.ranker(),
+                semantic_note: None,
             };
             let answer = engine.query(&query);
             if json {

@@ -1,0 +1,249 @@
+//! The embedding model on first use: all-MiniLM-L6-v2's `config.json`, `tokenizer.json` and
+//! `model.safetensors`, fetched with the Hugging Face hub's URL layout
+//! (`{endpoint}/{repo}/resolve/{revision}/{file}`), each checked against its sha256 before it
+//! takes its place. A download resumes where an interrupted one stopped (`*.part` and an HTTP
+//! range); a file whose bytes do not match is thrown away, never used. Files land by rename,
+//! so a model directory holds either nothing or a whole, checked file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+/// Where the model comes from. The binary builds it from `HF_ENDPOINT` and the revision; the
+/// library reads no environment.
+#[derive(Debug, Clone)]
+pub struct ModelSource {
+    /// `https://huggingface.co`, or a mirror with the same layout.
+    pub endpoint: String,
+    pub repo: String,
+    pub revision: String,
+    /// (file name, sha256 hex, size in bytes).
+    pub files: Vec<(String, String, u64)>,
+}
+
+/// The repository the weights come from.
+pub const MODEL_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// The files of all-MiniLM-L6-v2, pinned by content: a changed upstream file is refused.
+pub const MODEL_FILES: [(&str, &str, u64); 3] = [
+    (
+        "config.json",
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        612,
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        466_247,
+    ),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        90_868_376,
+    ),
+];
+
+impl ModelSource {
+    /// all-MiniLM-L6-v2 from `endpoint` at `revision`.
+    pub fn minilm(endpoint: &str, revision: &str) -> ModelSource {
+        ModelSource {
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            repo: MODEL_REPO.to_string(),
+            revision: revision.to_string(),
+            files: MODEL_FILES
+                .iter()
+                .map(|(n, h, s)| (n.to_string(), h.to_string(), *s))
+                .collect(),
+        }
+    }
+
+    fn url(&self, file: &str) -> String {
+        format!(
+            "{}/{}/resolve/{}/{file}",
+            self.endpoint, self.repo, self.revision
+        )
+    }
+
+    /// Bytes of every file.
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.2).sum()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error("{url}: {message}")]
+    Http { url: String, message: String },
+    #[error("{file} does not match its checksum (got {got}); discarded, nothing used")]
+    Checksum { file: String, got: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a download is going, read by `status` while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    /// Why the last attempt failed, if it did.
+    pub failed: Mutex<Option<String>>,
+}
+
+impl Progress {
+    /// `34 % of 91 MB`.
+    pub fn describe(&self) -> String {
+        let done = self.done.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed).max(1);
+        format!(
+            "{:.0} % of {:.0} MB",
+            100.0 * done as f64 / total as f64,
+            total as f64 / 1e6
+        )
+    }
+}
+
+/// Resumptions of one file before the download is given up.
+const RETRIES: u64 = 4;
+
+/// Whether `dest` holds every file whole (by size: checksums were checked when each landed).
+pub fn present(source: &ModelSource, dest: &Path) -> bool {
+    source
+        .files
+        .iter()
+        .all(|(name, _, size)| std::fs::metadata(dest.join(name)).is_ok_and(|m| m.len() == *size))
+}
+
+/// Fetches every missing file of `source` into `dest`, resuming `.part` files.
+pub fn fetch(source: &ModelSource, dest: &Path, progress: &Progress) -> Result<(), DownloadError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DownloadError::Io { path, source }
+    };
+    std::fs::create_dir_all(dest).map_err(io(dest))?;
+    progress
+        .total
+        .store(source.total_bytes(), Ordering::Relaxed);
+    let already: u64 = source
+        .files
+        .iter()
+        .filter(|(n, _, s)| std::fs::metadata(dest.join(n)).is_ok_and(|m| m.len() == *s))
+        .map(|f| f.2)
+        .sum();
+    progress.done.store(already, Ordering::Relaxed);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io(dest))?;
+    let client = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(15))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| DownloadError::Http {
+            url: source.endpoint.clone(),
+            message: e.to_string(),
+        })?;
+    for (name, sha, size) in &source.files {
+        let target = dest.join(name);
+        if std::fs::metadata(&target).is_ok_and(|m| m.len() == *size) {
+            continue;
+        }
+        let part = dest.join(format!("{name}.part"));
+        // A connection that drops mid-file is resumed from what arrived (a range request),
+        // a few times, before the download is given up (the `.part` stays for the next start).
+        let mut attempt = 0;
+        loop {
+            match runtime.block_on(fetch_one(&client, &source.url(name), &part, progress)) {
+                Ok(()) => break,
+                Err(DownloadError::Http { url, message }) if attempt < RETRIES => {
+                    attempt += 1;
+                    tracing::info!(%url, %message, attempt, "model download interrupted; resuming");
+                    std::thread::sleep(std::time::Duration::from_millis(500 * attempt));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let got = sha256_of(&part).map_err(io(&part))?;
+        if got != *sha {
+            let fetched = std::fs::metadata(&part).map_or(0, |m| m.len());
+            let _ = std::fs::remove_file(&part);
+            progress.done.fetch_sub(fetched, Ordering::Relaxed);
+            return Err(DownloadError::Checksum {
+                file: name.clone(),
+                got,
+            });
+        }
+        std::fs::rename(&part, &target).map_err(io(&target))?;
+    }
+    Ok(())
+}
+
+/// Appends the rest of `url` to `part` (a range request when part of it is there).
+async fn fetch_one(
+    client: &reqwest::Client,
+    url: &str,
+    part: &Path,
+    progress: &Progress,
+) -> Result<(), DownloadError> {
+    let http = |message: String| DownloadError::Http {
+        url: url.to_string(),
+        message,
+    };
+    let io = |source| DownloadError::Io {
+        path: part.to_path_buf(),
+        source,
+    };
+    let have = std::fs::metadata(part).map_or(0, |m| m.len());
+    let mut request = client.get(url);
+    if have > 0 {
+        request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
+    }
+    let mut response = request.send().await.map_err(|e| http(e.to_string()))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(http(format!("HTTP {status}")));
+    }
+    // 206: the rest follows; 200: the server sent it all, so start over.
+    let append = have > 0 && status == reqwest::StatusCode::PARTIAL_CONTENT;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(append)
+        .write(true)
+        .truncate(!append)
+        .open(part)
+        .map_err(io)?;
+    if append {
+        progress.done.fetch_add(have, Ordering::Relaxed);
+    }
+    while let Some(chunk) = response.chunk().await.map_err(|e| http(e.to_string()))? {
+        file.write_all(&chunk).map_err(io)?;
+        progress
+            .done
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
+    file.sync_all().map_err(io)
+}
+
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut hasher = Sha256::new();
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
