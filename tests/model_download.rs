@@ -225,3 +225,19 @@ fn offline_nothing_is_fetched_and_answers_say_why() {
     assert!(a.contains("HF_HUB_OFFLINE"), "{a}");
     assert!(seen.lock().unwrap().is_empty(), "offline means no request");
 }
+
+#[test]
+fn index_shows_the_download_and_waits_for_the_model() {
+    // Cut once: the resumption's pause keeps the download running while `index` watches.
+    let (hub, _) = fake_hub(Mode::CutOnce);
+    let env = DaemonEnv::new("hub-index").with_hub(&hub);
+    let repo = repo();
+    let index = env.fittok(&["index", repo.path().to_str().unwrap()]);
+    let shown = fittok_e2e::stderr(&index);
+    assert!(index.status.success(), "{shown}");
+    assert!(
+        shown.contains("model"),
+        "the download is in the bar: {shown}"
+    );
+    assert!(shown.contains("semantic coverage 100%"), "{shown}");
+}

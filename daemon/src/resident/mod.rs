@@ -300,6 +300,17 @@ impl Residents {
         }
     }
 
+    /// (bytes done, bytes in all) while the model downloads.
+    pub fn download_progress(&self) -> Option<(u64, u64)> {
+        match self.download.lock().as_deref() {
+            Ok(Download::Running(p)) => Some((
+                p.done.load(Ordering::Relaxed),
+                p.total.load(Ordering::Relaxed),
+            )),
+            _ => None,
+        }
+    }
+
     /// How the model download goes, for `status` ("" when there is nothing to say).
     pub fn model_note(&self) -> String {
         match self.download.lock().as_deref() {

@@ -231,6 +231,33 @@ impl Fittok for FittokService {
                     t.elapsed().as_millis()
                 ),
             );
+            // A model still downloading (first use): its bytes are the bar, then the snapshot
+            // that gained semantics when it landed is the one embedded.
+            let mut engine = engine;
+            if req.wait_semantic && !engine.has_semantic() {
+                while let Some((done, total)) = residents.download_progress() {
+                    if tx.is_closed() || residents.is_stopping() {
+                        break;
+                    }
+                    send(
+                        "model",
+                        done,
+                        total,
+                        "downloading the embedding model".into(),
+                    );
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_secs(10) && residents.model().is_ok() {
+                    match residents.ensure(&path, None) {
+                        Ok((_, next)) if next.has_semantic() => {
+                            engine = next;
+                            break;
+                        }
+                        _ => std::thread::sleep(Duration::from_millis(100)),
+                    }
+                }
+            }
             while req.wait_semantic && engine.semantic_missing() > 0 {
                 if tx.is_closed() || residents.is_stopping() {
                     break;
