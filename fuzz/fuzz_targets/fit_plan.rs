@@ -7,11 +7,13 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
+    // Small enough that inputs of a few KB are split two or three levels deep; not so small
+    // that two link lines with the longest names (≈ 50 tokens each) cannot fit.
     let opts = FitOptions {
-        soft: 60,
-        hard: 100,
+        soft: 300,
+        hard: 500,
         estimator: Estimator::Chars4,
-        inline_threshold: 12,
+        inline_threshold: 60,
         ..FitOptions::default()
     };
     let Ok(files) = plan(&text, "doc.md", &opts) else {
