@@ -42,6 +42,39 @@ fn unknown_id(id: &str) -> EngineError {
     EngineError::UnknownId(shown)
 }
 
+/// The best-ranked nodes looked at for a mention of the repository's names.
+const MENTION_POOL: usize = 50;
+
+/// The share, in [0, 1], of a question's weight that `shown` (an answer's text) contains: each
+/// query term weighs its question weight times its rarity in the repository (`idf`); a term the
+/// repository never uses weighs as much as its rarest term, so a question about something else
+/// entirely ("the capital of France") scores near 0, and one about this code near 1.
+pub fn match_strength(
+    terms: &[(String, f32)],
+    shown: &str,
+    idf: impl Fn(&str) -> Option<f32>,
+) -> f32 {
+    let known: Vec<Option<f32>> = terms.iter().map(|(t, _)| idf(t)).collect();
+    let rarest = known
+        .iter()
+        .flatten()
+        .fold(0.0f32, |a, &b| a.max(b))
+        .max(1.0);
+    let mut present = std::collections::HashSet::new();
+    crate::index::tokenize::for_each_token(shown, |t| {
+        present.insert(t.to_string());
+    });
+    let (mut hit, mut all) = (0.0f32, 0.0f32);
+    for ((term, w), idf) in terms.iter().zip(&known) {
+        let weight = w * idf.unwrap_or(rarest);
+        all += weight;
+        if idf.is_some() && present.contains(term) {
+            hit += weight;
+        }
+    }
+    if all > 0.0 { hit / all } else { 0.0 }
+}
+
 /// Whether a question is long enough that the semantic signal is not used for it (see
 /// [`crate::rank::rank`]); callers may skip loading the model for it.
 pub fn is_long_question(question: &str) -> bool {
@@ -552,6 +585,11 @@ impl Engine {
         );
         let mut a = best.or(over).expect("the loop runs at least once");
         a.ranking = crate::render::explain(g, &ranked, q.explain);
+        a.confidence = match_strength(&query_terms, &a.text, |t| self.index.content.idf(t));
+        a.names_repo = ranked
+            .iter()
+            .take(MENTION_POOL)
+            .any(|r| r.ranks.mention.is_some());
         a
     }
 

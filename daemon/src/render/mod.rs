@@ -90,6 +90,11 @@ pub struct Answer {
     pub pointers: Vec<Pointer>,
     /// Tokens of the files the shown code comes from, read whole (when savings are shown).
     pub whole_files_tokens: Option<usize>,
+    /// How strongly the code shown matches the question, in [0, 1] (see
+    /// [`crate::engine::match_strength`]): what a hook weighs before injecting an answer.
+    pub confidence: f32,
+    /// Whether the question names one of the repository's identifiers or files.
+    pub names_repo: bool,
     /// The ranking behind the answer (only when asked for: `Query::explain`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranking: Vec<RankedNode>,
@@ -394,6 +399,8 @@ pub fn answer(input: RenderInput) -> Answer {
         references: refs,
         pointers,
         whole_files_tokens,
+        confidence: 0.0,
+        names_repo: false,
         ranking: Vec::new(),
     }
 }

@@ -324,6 +324,8 @@ impl Fittok for FittokService {
                     .chain(answer.inside_whole.iter().cloned())
                     .collect(),
                 tokens: answer.tokens as u32,
+                confidence: answer.confidence,
+                names_repo: answer.names_repo,
                 semantic_coverage: engine.semantic_coverage(),
                 freshness: answer.provenance.freshness.clone(),
                 text: answer.text,
