@@ -137,7 +137,7 @@ fn write_files(
             new.insert(f.rel.clone(), content_hash(f.text.as_bytes()));
             let mut so_far = old.clone();
             so_far.extend(new.clone());
-            write_manifest(&manifest_path, &so_far)?;
+            write_manifest(manifest_path, &so_far)?;
         }
         write_atomic(&p, f.text.as_bytes())?;
     }
@@ -153,11 +153,11 @@ fn write_files(
     }
     if new.is_empty() {
         if manifest_path.exists() {
-            std::fs::remove_file(&manifest_path).map_err(io(&manifest_path))?;
+            std::fs::remove_file(manifest_path).map_err(io(manifest_path))?;
         }
         return Ok(());
     }
-    write_manifest(&manifest_path, &new)
+    write_manifest(manifest_path, &new)
 }
 
 fn write_manifest(path: &Path, entries: &BTreeMap<String, String>) -> Result<(), FitError> {

@@ -184,7 +184,7 @@ pub(super) fn push_regions(file: &mut ParsedFile, bytes: &[u8]) {
 }
 
 fn chunks(a: u32, b: u32) -> Vec<(u32, u32)> {
-    if b - a + 1 <= LONG_PARAGRAPH {
+    if b - a < LONG_PARAGRAPH {
         return vec![(a, b)];
     }
     let mut out = Vec::new();

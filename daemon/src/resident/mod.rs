@@ -371,10 +371,10 @@ impl Residents {
                 if let Ok(mut slot) = self.store.write() {
                     *slot = Some(Arc::new(s));
                 }
-                if let Ok(mut note) = self.cache_note.lock() {
-                    if note.take().is_some() {
-                        tracing::info!(store = %path.display(), "cache opened");
-                    }
+                if let Ok(mut note) = self.cache_note.lock()
+                    && note.take().is_some()
+                {
+                    tracing::info!(store = %path.display(), "cache opened");
                 }
                 true
             }
