@@ -444,7 +444,10 @@ impl<'a> Planner<'a> {
         let linked_tokens: Vec<usize> = linked.iter().map(|t| self.est(t)).collect();
         let base = self.est(&preamble);
         let all_linked: usize = base + linked_tokens.iter().sum::<usize>();
-        if all_linked > soft && sections.len() > 2 {
+        // Even two sections go down as bare links when their headings and teasers alone are
+        // over soft (found by the fit_plan fuzzer: two 900-character headings kept the root
+        // over hard beside their links).
+        if all_linked > soft && sections.len() >= 2 {
             return self.group(&preamble, sections, &full, &full_tokens, dir, stem, depth);
         }
         // Inline: preferred sections first, then the smallest, while the root stays under soft;

@@ -576,3 +576,22 @@ fn a_list_of_short_lines_is_measured_as_a_whole() {
     assert!(o.estimator.count(&doc) > o.hard);
     assert_invariants(&doc, &o);
 }
+
+/// Found by the `fit_plan` fuzzer: two sections whose headings alone (about 900 characters
+/// each) are over soft kept the root over hard beside their links.
+#[test]
+fn giant_headings_go_down_with_their_sections() {
+    let heading = |w: &str| format!("# {}\n\n", format!("{w} heading words ").repeat(55));
+    let doc = format!(
+        "# Doc\n\nIntro.\n\n{}{}\n\n{}~~~\n# not a heading\n~~~\n",
+        heading("first"),
+        "Words here. ".repeat(20),
+        heading("second")
+    );
+    let o = FitOptions {
+        inline_threshold: 60,
+        ..opts(300, 500)
+    };
+    let files = assert_invariants(&doc, &o);
+    assert!(files[0].tokens <= o.soft, "root {}", files[0].tokens);
+}
