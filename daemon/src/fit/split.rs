@@ -679,8 +679,22 @@ impl<'a> Planner<'a> {
                             .collect();
                         current.push_str(&format!("{marker}\n"));
                         blocks.push((std::mem::take(&mut current), current_tokens));
-                        current.push_str(&open);
-                        current_tokens = self.est(&open);
+                        // Reopened with the marker and the language only: the whole opening
+                        // line repeated in every piece could outweigh the piece (a 600-character
+                        // info string made every part as big as the text, and the recursion
+                        // doubled without end — found by the fit_plan fuzzer).
+                        let lang: String = open
+                            .trim_start()
+                            .trim_start_matches(['`', '~'])
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or("")
+                            .chars()
+                            .take(20)
+                            .collect();
+                        let reopen = format!("{marker}{lang}\n");
+                        current.push_str(&reopen);
+                        current_tokens = self.est(&reopen);
                     }
                     None => blocks.push((std::mem::take(&mut current), current_tokens)),
                 }
@@ -741,7 +755,10 @@ impl<'a> Planner<'a> {
             last.push_str(&part);
         }
         let whole = join(lines);
-        if parts.len() < 2 {
+        // Progress or nothing: every part must be smaller than the text it came from, or the
+        // recursion would not end.
+        let whole_tokens = self.est(&whole);
+        if parts.len() < 2 || parts.iter().any(|p| self.est(p) >= whole_tokens) {
             return whole;
         }
         if parts.len() > max_links {

@@ -595,3 +595,22 @@ fn giant_headings_go_down_with_their_sections() {
     let files = assert_invariants(&doc, &o);
     assert!(files[0].tokens <= o.soft, "root {}", files[0].tokens);
 }
+
+/// Found by the `fit_plan` fuzzer (out of memory): a fence whose opening line was 600
+/// characters long was reopened with that line in every piece, each piece came out as big as
+/// the text, and the recursion doubled until 4 GB. A reopened fence is now its marker and
+/// language, and a split that makes no progress is not made.
+#[test]
+fn a_long_fence_opening_line_does_not_grow_the_tree() {
+    let doc = format!(
+        "# Doc\n\nIntro.\n\n## B\n\n```py{}\n{}```\n\n### B.1\n\nMore.\n",
+        "x".repeat(600),
+        "value = compute(1, 2, 3)  # a line of code\n".repeat(60)
+    );
+    let o = FitOptions {
+        inline_threshold: 60,
+        ..opts(300, 500)
+    };
+    let files = assert_invariants(&doc, &o);
+    assert!(files.len() < 40, "{} files", files.len());
+}
