@@ -47,10 +47,15 @@ pub struct Listening<S> {
     pub guard: SocketGuard,
 }
 
+#[cfg(unix)]
+type SocketId = unix::SocketId;
+#[cfg(not(unix))]
+type SocketId = ();
+
 /// Removes the socket file at exit, only if it is still the one this daemon bound (path and
 /// inode): a successor may own the path by then. A pipe or an inherited socket owns nothing.
 pub struct SocketGuard {
-    bound: Option<(PathBuf, u64)>,
+    bound: Option<(PathBuf, SocketId)>,
 }
 
 impl SocketGuard {
@@ -59,7 +64,7 @@ impl SocketGuard {
     pub fn still_bound(&self) -> bool {
         #[cfg(unix)]
         if let Some((path, inode)) = &self.bound {
-            return unix::socket_inode(path) == Some(*inode);
+            return unix::socket_id(path) == Some(*inode);
         }
         true
     }
@@ -67,7 +72,7 @@ impl SocketGuard {
     pub fn release(self) {
         #[cfg(unix)]
         if let Some((path, inode)) = self.bound
-            && unix::socket_inode(&path) == Some(inode)
+            && unix::socket_id(&path) == Some(inode)
         {
             let _ = std::fs::remove_file(&path);
         }
@@ -96,7 +101,7 @@ pub async fn listen(
     let bound = if from_manager {
         None
     } else {
-        unix::socket_inode(path).map(|inode| (path.to_path_buf(), inode))
+        unix::socket_id(path).map(|id| (path.to_path_buf(), id))
     };
     let incoming =
         tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
@@ -238,8 +243,15 @@ mod unix {
         Ok(listener)
     }
 
-    /// The inode of the socket file, to remove it at exit only if it is still ours.
-    pub fn socket_inode(path: &Path) -> Option<u64> {
-        std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+    /// What identifies one socket file: device, inode and change time. The inode alone is
+    /// not enough: a successor that replaces a stale socket may get the same inode number,
+    /// and its socket would then be taken for ours (and removed at our exit).
+    pub type SocketId = (u64, u64, i64, i64);
+
+    /// The identity of the socket file, to remove it at exit only if it is still ours.
+    pub fn socket_id(path: &Path) -> Option<SocketId> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()))
     }
 }
