@@ -652,6 +652,29 @@ impl<'a> Planner<'a> {
                 fence_open = Some(l.text.to_string());
             }
             let line_tokens = self.est(l.text);
+            // Inside a fence, such a line goes alone between a closing and a reopening marker
+            // (found by the fit_plan fuzzer: a document in one unclosed fence stayed whole).
+            if line_tokens > piece
+                && l.in_fence
+                && l.fence_open.is_none()
+                && let Some(open) = fence_open.clone()
+            {
+                let (marker, reopen) = fence_reopening(&open);
+                if !current.trim().is_empty() {
+                    current.push_str(&format!("{marker}\n"));
+                    blocks.push((std::mem::take(&mut current), current_tokens));
+                }
+                let line = if l.text.ends_with('\n') {
+                    l.text.to_string()
+                } else {
+                    format!("{}\n", l.text)
+                };
+                alone.push(blocks.len());
+                blocks.push((format!("{reopen}{line}{marker}\n"), line_tokens + 2));
+                current = reopen.clone();
+                current_tokens = self.est(&reopen);
+                continue;
+            }
             if line_tokens > piece && !l.in_fence {
                 if !current.is_empty() {
                     blocks.push((std::mem::take(&mut current), current_tokens));
@@ -672,27 +695,9 @@ impl<'a> Planner<'a> {
                 let closes = l.text.trim().chars().all(|c| c == '`' || c == '~');
                 match fence_open.clone().filter(|_| l.in_fence && !closes) {
                     Some(open) => {
-                        let marker: String = open
-                            .trim_start()
-                            .chars()
-                            .take_while(|c| *c == '`' || *c == '~')
-                            .collect();
+                        let (marker, reopen) = fence_reopening(&open);
                         current.push_str(&format!("{marker}\n"));
                         blocks.push((std::mem::take(&mut current), current_tokens));
-                        // Reopened with the marker and the language only: the whole opening
-                        // line repeated in every piece could outweigh the piece (a 600-character
-                        // info string made every part as big as the text, and the recursion
-                        // doubled without end — found by the fit_plan fuzzer).
-                        let lang: String = open
-                            .trim_start()
-                            .trim_start_matches(['`', '~'])
-                            .split_whitespace()
-                            .next()
-                            .unwrap_or("")
-                            .chars()
-                            .take(20)
-                            .collect();
-                        let reopen = format!("{marker}{lang}\n");
                         current.push_str(&reopen);
                         current_tokens = self.est(&reopen);
                     }
@@ -809,6 +814,29 @@ impl<'a> Planner<'a> {
         }
         out
     }
+}
+
+/// The marker that closes a fence opened by `open`, and the line that reopens it: the marker
+/// and the language only, since the whole opening line repeated in every piece could outweigh
+/// the piece (a 600-character info string made every part as big as the text, and the
+/// recursion doubled without end — found by the fit_plan fuzzer).
+fn fence_reopening(open: &str) -> (String, String) {
+    let marker: String = open
+        .trim_start()
+        .chars()
+        .take_while(|c| *c == '`' || *c == '~')
+        .collect();
+    let lang: String = open
+        .trim_start()
+        .trim_start_matches(['`', '~'])
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(20)
+        .collect();
+    let reopen = format!("{marker}{lang}\n");
+    (marker, reopen)
 }
 
 /// Consecutive runs `(start, end)` of about `total / groups` tokens each, at least two.

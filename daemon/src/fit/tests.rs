@@ -614,3 +614,30 @@ fn a_long_fence_opening_line_does_not_grow_the_tree() {
     let files = assert_invariants(&doc, &o);
     assert!(files.len() < 40, "{} files", files.len());
 }
+
+/// Found by the `fit_plan` fuzzer (the input is kept in `fuzz/regressions/`): a document in
+/// one unclosed fence, with lines longer than a part, stayed whole at 502 tokens (hard 500).
+/// Such a line now goes alone between a closing and a reopening marker.
+#[test]
+fn long_lines_inside_a_fence_go_alone() {
+    let bytes = include_bytes!("../../../fuzz/regressions/fit_plan-unclosed-fence.bin");
+    let doc = String::from_utf8_lossy(bytes);
+    let o = FitOptions {
+        inline_threshold: 60,
+        ..opts(300, 500)
+    };
+    assert!(o.estimator.count(&doc) > o.hard);
+    let files = plan(&doc, "DOC.md", &o).unwrap();
+    for f in &files {
+        assert!(
+            f.tokens <= o.hard || unsplittable_line(&f.text, &o).is_some(),
+            "{} has {}",
+            f.rel,
+            f.tokens
+        );
+    }
+    let all: String = files.iter().map(|f| f.text.as_str()).collect();
+    for line in doc.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(all.contains(line.trim_end()), "lost {line:.40}");
+    }
+}
