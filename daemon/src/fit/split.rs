@@ -760,9 +760,25 @@ impl<'a> Planner<'a> {
             last.push_str(&part);
         }
         let whole = join(lines);
+        let whole_tokens = self.est(&whole);
+        // Per-line sums can fall far below the whole's estimate (control characters and
+        // replacement characters: a 504-token text summed to about 250, found by the fit_plan
+        // fuzzer) and leave one part; then pack lines by the estimate of the text itself.
+        if parts.len() < 2 && whole_tokens > self.opts.soft {
+            parts.clear();
+            let mut part = String::new();
+            for l in body {
+                if !part.trim().is_empty() && self.est(&format!("{part}{}", l.text)) > piece {
+                    parts.push(std::mem::take(&mut part));
+                }
+                part.push_str(l.text);
+            }
+            if !part.is_empty() {
+                parts.push(part);
+            }
+        }
         // Progress or nothing: every part must be smaller than the text it came from, or the
         // recursion would not end.
-        let whole_tokens = self.est(&whole);
         if parts.len() < 2 || parts.iter().any(|p| self.est(p) >= whole_tokens) {
             return whole;
         }

@@ -641,3 +641,30 @@ fn long_lines_inside_a_fence_go_alone() {
         assert!(all.contains(line.trim_end()), "lost {line:.40}");
     }
 }
+
+/// Found by the `fit_plan` fuzzer (input in `fuzz/regressions/`): a 504-token headingless
+/// text whose per-line estimates summed to about half of the whole stayed in one part, over
+/// hard 500. Lines are now packed by the estimate of the text itself when that happens.
+#[test]
+fn a_text_whose_lines_undercount_is_still_split() {
+    let bytes = include_bytes!("../../../fuzz/regressions/fit_plan-open-504.bin");
+    let doc = String::from_utf8_lossy(bytes);
+    let o = FitOptions {
+        inline_threshold: 60,
+        ..opts(300, 500)
+    };
+    assert!(o.estimator.count(&doc) > o.hard);
+    let files = plan(&doc, "DOC.md", &o).unwrap();
+    for f in &files {
+        assert!(
+            f.tokens <= o.hard || unsplittable_line(&f.text, &o).is_some(),
+            "{} has {}",
+            f.rel,
+            f.tokens
+        );
+    }
+    let all: String = files.iter().map(|f| f.text.as_str()).collect();
+    for line in doc.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(all.contains(line.trim_end()), "lost {line:.40}");
+    }
+}
