@@ -7,7 +7,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
@@ -91,8 +90,6 @@ pub enum DownloadError {
 pub struct Progress {
     pub done: AtomicU64,
     pub total: AtomicU64,
-    /// Why the last attempt failed, if it did.
-    pub failed: Mutex<Option<String>>,
 }
 
 impl Progress {
@@ -111,12 +108,10 @@ impl Progress {
 /// Resumptions of one file before the download is given up.
 const RETRIES: u64 = 4;
 
-/// Whether `dest` holds every file whole (by size: checksums were checked when each landed).
-pub fn present(source: &ModelSource, dest: &Path) -> bool {
-    source
-        .files
-        .iter()
-        .all(|(name, _, size)| std::fs::metadata(dest.join(name)).is_ok_and(|m| m.len() == *size))
+/// Whether `file` of `size` bytes has landed in `dest` (whole: it was renamed into place only
+/// after its checksum matched).
+fn landed(dest: &Path, file: &str, size: u64) -> bool {
+    std::fs::metadata(dest.join(file)).is_ok_and(|m| m.len() == size)
 }
 
 /// Fetches every missing file of `source` into `dest`, resuming `.part` files.
@@ -132,7 +127,7 @@ pub fn fetch(source: &ModelSource, dest: &Path, progress: &Progress) -> Result<(
     let already: u64 = source
         .files
         .iter()
-        .filter(|(n, _, s)| std::fs::metadata(dest.join(n)).is_ok_and(|m| m.len() == *s))
+        .filter(|(n, _, s)| landed(dest, n, *s))
         .map(|f| f.2)
         .sum();
     progress.done.store(already, Ordering::Relaxed);
@@ -149,10 +144,10 @@ pub fn fetch(source: &ModelSource, dest: &Path, progress: &Progress) -> Result<(
             message: e.to_string(),
         })?;
     for (name, sha, size) in &source.files {
-        let target = dest.join(name);
-        if std::fs::metadata(&target).is_ok_and(|m| m.len() == *size) {
+        if landed(dest, name, *size) {
             continue;
         }
+        let target = dest.join(name);
         let part = dest.join(format!("{name}.part"));
         // A connection that drops mid-file is resumed from what arrived (a range request),
         // a few times, before the download is given up (the `.part` stays for the next start).
