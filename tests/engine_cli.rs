@@ -179,6 +179,7 @@ fn expand_returns_whole_nodes_and_rejects_unknown_ids() {
         "fittokd",
         &[
             "expand",
+            "--repo",
             path,
             "app/http.py#RetryingClient.send",
             "app/config.py:6-10",
@@ -193,7 +194,7 @@ fn expand_returns_whole_nodes_and_rejects_unknown_ids() {
     assert!(text.contains("def send(self, request):"));
     assert!(text.contains("self.backoff(attempt)"));
     assert!(text.contains("6\tdef load_settings(path):"), "{text}");
-    let bad = run("fittokd", &["expand", path, "app/http.py#Nope"]);
+    let bad = run("fittokd", &["expand", "--repo", path, "app/http.py#Nope"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown id"));
 }

@@ -71,7 +71,7 @@ fn a_reader_that_hangs_up_early_ends_the_command_quietly() {
     repo.write("big.py", &big);
     let path = repo.path().to_str().unwrap();
     for args in [
-        vec!["expand", path, "big.py:1-60000"],
+        vec!["expand", "--repo", path, "big.py:1-60000"],
         vec!["query", path, "functions that add", "--budget", "0"],
     ] {
         let mut child = env

@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::v1::QueryRequest;
+use fittok_connect::DaemonOptions;
+use fittok_request::query::Query;
+use fittok_request::{Request, Surface, Value, Values};
 
 /// What the hook needs from its input.
 #[derive(Debug, Default)]
@@ -70,33 +72,49 @@ pub fn is_chit_chat(prompt: &str) -> bool {
 /// not; 0.5 doubles the false injections (10.8 %), 0.6 misses a fifth of the titles.
 pub const MIN_CONFIDENCE: f32 = 0.55;
 
-/// The hook's settings, from the environment.
+/// The hook's settings.
 #[derive(Debug, Clone)]
 pub struct HookOptions {
+    /// `FITTOK_HOOK_BUDGET`, else the query definition's hook default.
     pub budget: u32,
-    /// Give up (print nothing) after this long.
+    /// Give up (print nothing) after this long (`FITTOK_HOOK_TIMEOUT_MS`, default 8000).
     pub timeout: Duration,
 }
 
-impl Default for HookOptions {
-    fn default() -> Self {
-        let num = |name: &str, default: u64| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(default)
-        };
+impl HookOptions {
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> HookOptions {
+        let num = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let budget = num("FITTOK_HOOK_BUDGET")
+            .and_then(|b| fittok_proto::check_budget(b).ok())
+            .unwrap_or_else(|| Values::defaults(Query::PARAMS, Surface::Hook).int("budget"));
         HookOptions {
-            budget: num("FITTOK_HOOK_BUDGET", 3000) as u32,
-            timeout: Duration::from_millis(num("FITTOK_HOOK_TIMEOUT_MS", 8000)),
+            budget,
+            timeout: Duration::from_millis(num("FITTOK_HOOK_TIMEOUT_MS").unwrap_or(8000)),
         }
     }
+}
+
+/// `fittok hook`: reads the input on stdin, prints the context or nothing; never fails.
+pub async fn run(daemon: &DaemonOptions) -> Result<(), crate::Failure> {
+    use std::io::Read;
+    let mut input = String::new();
+    let read = std::io::stdin()
+        .take(1 << 20)
+        .read_to_string(&mut input)
+        .is_ok();
+    if let Some(input) = read.then(|| parse_input(&input)).flatten() {
+        let opts = HookOptions::from_vars(crate::env_var);
+        if let Some(out) = respond(&input, daemon, &opts).await {
+            crate::print_out(&out);
+        }
+    }
+    Ok(())
 }
 
 /// The hook's output for an input, or `None` to print nothing.
 pub async fn respond(
     input: &HookInput,
-    daemon: &crate::DaemonOptions,
+    daemon: &DaemonOptions,
     opts: &HookOptions,
 ) -> Option<String> {
     if is_chit_chat(&input.prompt) {
@@ -111,17 +129,16 @@ pub async fn respond(
     let work = async {
         // The first prompt of a session too: start the daemon and wait for it (it answers
         // lexically within about a second), all within the hook's timeout.
-        let mut client = crate::ensure(daemon).await.ok()?;
-        let reply = client
-            .query(QueryRequest {
-                repo: root.display().to_string(),
-                question: input.prompt.clone(),
-                budget: opts.budget,
-                ..Default::default()
-            })
-            .await
-            .ok()?
-            .into_inner();
+        let mut client = fittok_connect::ensure(daemon).await.ok()?;
+        let mut values = Values::defaults(Query::PARAMS, Surface::Hook);
+        values
+            .set(Query::PARAMS, "question", Value::Text(input.prompt.clone()))
+            .ok()?;
+        values
+            .set(Query::PARAMS, "budget", Value::Int(opts.budget))
+            .ok()?;
+        let req = fittok_request::query::request(root.display().to_string(), &values);
+        let reply = client.query(req).await.ok()?.into_inner();
         if reply.node_ids.is_empty() || !(reply.names_repo || reply.confidence >= MIN_CONFIDENCE) {
             return None;
         }

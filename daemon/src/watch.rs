@@ -14,7 +14,7 @@ use notify::event::EventKind;
 use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer_opt};
 
-use crate::model::Lang;
+use fittok_engine::model::Lang;
 
 /// What changed under one root.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -43,7 +43,7 @@ fn may_be_source(rel: &str) -> bool {
     let mut parts = rel.split('/').peekable();
     while let Some(part) = parts.next() {
         let last = parts.peek().is_none();
-        if !last && (part.starts_with('.') || crate::walk::is_skipped_dir(part)) {
+        if !last && (part.starts_with('.') || fittok_engine::walk::is_skipped_dir(part)) {
             return false;
         }
         if last && part.starts_with('.') {
@@ -59,7 +59,7 @@ fn changes_rules(rel: &str) -> bool {
     matches!(name, ".gitignore" | ".ignore" | ".fittokignore")
         && !rel
             .split('/')
-            .any(|p| p == ".git" || crate::walk::is_skipped_dir(p))
+            .any(|p| p == ".git" || fittok_engine::walk::is_skipped_dir(p))
 }
 
 fn dispatch(roots: &Mutex<Vec<PathBuf>>, sink: &Sink, result: DebounceEventResult) {
@@ -110,9 +110,9 @@ fn dispatch(roots: &Mutex<Vec<PathBuf>>, sink: &Sink, result: DebounceEventResul
                                 EventKind::Remove(_)
                                     | EventKind::Modify(notify::event::ModifyKind::Name(_))
                             )
-                            && !rel
-                                .split('/')
-                                .any(|p| p.starts_with('.') || crate::walk::is_skipped_dir(p)))
+                            && !rel.split('/').any(|p| {
+                                p.starts_with('.') || fittok_engine::walk::is_skipped_dir(p)
+                            }))
                     {
                         // A directory renamed or removed takes its files with it.
                         batches[i].1.rescan = true;

@@ -7,10 +7,11 @@ pub mod v1 {
     tonic::include_proto!("fittok.v1");
 }
 
+pub mod failure;
 pub mod paths;
 
 /// Bumped on any incompatible change to `fittok.proto`.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The version every fittok binary of this build reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

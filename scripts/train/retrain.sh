@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuild the learned ranker (daemon/assets/ranker.json) from git history, in one command:
+# Rebuild the learned ranker (daemon/engine/assets/ranker.json) from git history, in one command:
 #   scripts/train/retrain.sh
 # Needs the manifest's repositories as git directories under $EVAL_MIRRORS (the layout of the
 # `fetch` tool: <owner>+<name>/repo), python3, and a cargo toolchain. Work files (work trees,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train the learned ranker from mined fixes; write daemon/assets/ranker.json.
+"""Train the learned ranker from mined fixes; write daemon/engine/assets/ranker.json.
 
     scripts/train/retrain.sh            # the one command: mine, extract, fit (see README)
 
@@ -295,7 +295,7 @@ def main() -> int:
     ap.add_argument("--fittokd", default=str(ROOT / "target/release/fittokd"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=600)
-    ap.add_argument("--out", default=str(ROOT / "daemon/assets/ranker.json"))
+    ap.add_argument("--out", default=str(ROOT / "daemon/engine/assets/ranker.json"))
     args = ap.parse_args()
     {"extract": extract, "fit": fit}[args.step](args)
     return 0

@@ -12,69 +12,28 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fittok_client::v1::{ExpandRequest, QueryRequest, StatusRequest};
-use fittok_client::{Client, DaemonOptions};
+use fittok_connect::v1::{FitAction, StatusRequest};
+use fittok_connect::{Client, DaemonOptions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{
     ErrorData, Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
 };
-use schemars::JsonSchema;
-use serde::Deserialize;
 
-/// Budget when the agent names none.
-const DEFAULT_BUDGET: u32 = 4000;
+mod args;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ContextArgs {
-    /// One question about the code, in words ("how are retries scheduled after a timeout?").
-    question: String,
-    /// Absolute path of the repository. Default: the client's workspace root, else the
-    /// server's working directory.
-    #[serde(default)]
-    repo: Option<String>,
-    /// Token budget for the answer: at least 200, 0 for no cap (default 4000).
-    #[serde(default)]
-    budget: Option<u32>,
-    /// Leave out code already returned in this session (default true); set false to get it
-    /// again.
-    #[serde(default)]
-    skip_seen: Option<bool>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct FitArgs {
-    /// Absolute path of a Markdown document to fit in place.
-    path: String,
-    /// 1 (structure), 1.5 (code first), 2 (lexical teasers), 2.5 (fitted to `query`).
-    #[serde(default)]
-    level: Option<f32>,
-    /// Level 2.5: the task the tree is fitted to.
-    #[serde(default)]
-    query: Option<String>,
-    /// Root token threshold (default 3000).
-    #[serde(default)]
-    soft_threshold: Option<u32>,
-    /// Plan only, write nothing.
-    #[serde(default)]
-    dry_run: Option<bool>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ExpandArgs {
-    /// Ids from an earlier answer: `path#Qualified.name`, `path:10-40`, or `path`.
-    ids: Vec<String>,
-    /// Absolute path of the repository (default as for code_context).
-    #[serde(default)]
-    repo: Option<String>,
-}
+use args::Args;
+use fittok_request::expand::Expand;
+use fittok_request::fit::Fit;
+use fittok_request::query::Query;
 
 struct State {
     daemon: DaemonOptions,
     client: tokio::sync::Mutex<Option<Client>>,
     /// Node ids returned per repository in this session.
     seen: std::sync::Mutex<HashMap<String, HashSet<String>>>,
-    /// FITTOK_MAX_BUDGET of this shim's environment (0 = none).
+    /// FITTOK_MAX_BUDGET of this shim's environment (0 = none): an agent's client may cap
+    /// what its agent asks for, whatever the daemon allows.
     max_budget: u32,
 }
 
@@ -91,18 +50,11 @@ fn tool_error(message: impl Into<String>) -> Result<CallToolResult, ErrorData> {
 }
 
 impl Shim {
-    fn new() -> Shim {
-        let max_budget = std::env::var("FITTOK_MAX_BUDGET")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
+    fn new(daemon: DaemonOptions, max_budget: u32) -> Shim {
         Shim {
             tool_router: Self::tool_router(),
             state: Arc::new(State {
-                daemon: DaemonOptions {
-                    client: "fittok-mcp".into(),
-                    ..DaemonOptions::default()
-                },
+                daemon,
                 client: tokio::sync::Mutex::new(None),
                 seen: Default::default(),
                 max_budget,
@@ -116,7 +68,7 @@ impl Shim {
         if !fresh && let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        match fittok_client::ensure(&self.state.daemon).await {
+        match fittok_connect::ensure(&self.state.daemon).await {
             Ok(c) => {
                 *slot = Some(c.clone());
                 Ok(c)
@@ -160,7 +112,7 @@ impl Shim {
         }
         let cwd = std::env::current_dir()
             .map_err(|e| format!("no repo given and the working directory is unreadable: {e}"))?;
-        Ok(fittok_client::repo_root(&cwd))
+        Ok(fittok_connect::repo_root(&cwd))
     }
 
     /// Runs an RPC, reconnecting once if the daemon went away.
@@ -191,31 +143,22 @@ impl Shim {
     )]
     async fn code_context(
         &self,
-        Parameters(args): Parameters<ContextArgs>,
+        Parameters(args): Parameters<Args<Query>>,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        if args.question.trim().is_empty() {
+        let values = match args.values() {
+            Ok(v) => v,
+            Err(e) => return tool_error(e),
+        };
+        if values.text("question").trim().is_empty() {
             return tool_error("question is empty: ask about the code in words");
         }
-        let repo = match self.repo(args.repo.as_deref(), &peer).await {
+        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
         let repo_key = repo.display().to_string();
-        let requested = args.budget.unwrap_or(DEFAULT_BUDGET);
-        let mut budget = match fittok_proto::check_budget(u64::from(requested)) {
-            Ok(b) => b,
-            Err(e) => return tool_error(e),
-        };
-        if self.state.max_budget > 0 {
-            budget = if budget == 0 {
-                self.state.max_budget
-            } else {
-                budget.min(self.state.max_budget)
-            };
-        }
-        let skip_seen = args.skip_seen.unwrap_or(true);
-        let exclude: Vec<String> = if skip_seen {
+        let exclude: Vec<String> = if values.bool("skip_seen") {
             self.state
                 .seen
                 .lock()
@@ -228,13 +171,9 @@ impl Shim {
         } else {
             Vec::new()
         };
-        let req = QueryRequest {
-            repo: repo_key.clone(),
-            question: args.question,
-            budget,
-            exclude,
-            ..Default::default()
-        };
+        let mut req = fittok_request::query::request(repo_key.clone(), &values);
+        req.budget = fittok_request::cap_budget(req.budget, self.state.max_budget);
+        req.exclude = exclude;
         let reply = match self
             .call(|mut c| {
                 let req = req.clone();
@@ -258,20 +197,21 @@ impl Shim {
     )]
     async fn code_expand(
         &self,
-        Parameters(args): Parameters<ExpandArgs>,
+        Parameters(args): Parameters<Args<Expand>>,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        if args.ids.is_empty() {
+        let values = match args.values() {
+            Ok(v) => v,
+            Err(e) => return tool_error(e),
+        };
+        if values.list("ids").is_empty() {
             return tool_error("ids is empty: pass ids from an answer, e.g. src/app.py#App.run");
         }
-        let repo = match self.repo(args.repo.as_deref(), &peer).await {
+        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
-        let req = ExpandRequest {
-            repo: repo.display().to_string(),
-            ids: args.ids,
-        };
+        let req = fittok_request::expand::request(repo.display().to_string(), &values);
         match self
             .call(|mut c| {
                 let req = req.clone();
@@ -289,24 +229,20 @@ impl Shim {
     )]
     async fn fit_markdown(
         &self,
-        Parameters(args): Parameters<FitArgs>,
+        Parameters(args): Parameters<Args<Fit>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let path = PathBuf::from(&args.path);
+        let values = match args.values() {
+            Ok(v) => v,
+            Err(e) => return tool_error(e),
+        };
+        let path_arg = values.text("path");
+        let path = PathBuf::from(&path_arg);
         if !path.is_absolute() || !path.is_file() {
             return tool_error(format!(
-                "{} is not an existing absolute path to a Markdown file",
-                args.path
+                "{path_arg} is not an existing absolute path to a Markdown file"
             ));
         }
-        let req = fittok_client::v1::FitRequest {
-            path: args.path.clone(),
-            action: "generate".into(),
-            level: args.level.unwrap_or(1.0),
-            soft_threshold: args.soft_threshold.unwrap_or(0),
-            query: args.query.unwrap_or_default(),
-            dry_run: args.dry_run.unwrap_or(false),
-            ..Default::default()
-        };
+        let req = fittok_request::fit::request(FitAction::Generate, path_arg, &values);
         match self
             .call(|mut c| {
                 let req = req.clone();
@@ -315,7 +251,7 @@ impl Shim {
             .await
         {
             Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(
-                fittok_client::cli::fit_text("generate", &r),
+                fittok_request::fit::reply_text(FitAction::Generate, &r),
             )])),
             Err(e) => tool_error(e),
         }
@@ -395,7 +331,12 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> anyhow::Result<()> {
-    let shim = Shim::new();
+    // This process's configuration, read once: where the daemon is, and the operator's cap.
+    let env = |k: &str| std::env::var(k).ok();
+    let max_budget = env("FITTOK_MAX_BUDGET")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let shim = Shim::new(DaemonOptions::from_vars("fittok-mcp", env), max_budget);
     // Warm the daemon in the background: `initialize` must not wait for it.
     let warm = shim.clone();
     tokio::spawn(async move {
@@ -415,4 +356,37 @@ async fn run() -> anyhow::Result<()> {
     service.waiting().await?;
     let _ = guard.await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use fittok_request::Request;
+
+    /// What agents see is what the definitions say: each tool's properties are exactly the
+    /// request's parameters offered to agents.
+    #[test]
+    fn tool_schemas_are_derived_from_the_definitions() {
+        let tools = super::Shim::tool_router().list_all();
+        for (name, params) in [
+            ("code_context", super::Query::PARAMS),
+            ("code_expand", super::Expand::PARAMS),
+            ("fit_markdown", super::Fit::PARAMS),
+        ] {
+            let tool = tools.iter().find(|t| t.name == name).expect(name);
+            let mut got: Vec<String> = tool.input_schema["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .cloned()
+                .collect();
+            got.sort();
+            let mut want: Vec<String> = params
+                .iter()
+                .filter(|p| p.mcp)
+                .map(|p| p.name.to_string())
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{name}");
+        }
+    }
 }

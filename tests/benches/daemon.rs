@@ -74,10 +74,10 @@ fn measure(env: &Env, path: &str, runs: usize, tag: &str) -> (Vec<f64>, Vec<f64>
         let q = q.as_str();
         wall.push(env.timed(&["query", path, q, "--budget", "4000"]));
         let elapsed_us = rt.block_on(async {
-            let (mut c, _) = fittok_client::hello(&env.socket, "bench")
+            let (mut c, _) = fittok_connect::hello(&env.socket, "bench")
                 .await
                 .expect("daemon");
-            c.query(fittok_client::v1::QueryRequest {
+            c.query(fittok_connect::v1::QueryRequest {
                 repo: path.into(),
                 question: format!("{q} again"),
                 budget: 4000,

@@ -14,8 +14,8 @@ use std::sync::{Arc, Weak, mpsc};
 use std::time::Instant;
 
 use super::{Resident, Residents, now_ms};
-use crate::engine::{Engine, EngineError};
 use crate::watch::Batch;
+use fittok_engine::engine::{Engine, EngineError};
 
 #[derive(Debug, Default)]
 pub(super) struct Live {
@@ -217,7 +217,7 @@ impl Residents {
         let result = if root.is_dir() {
             self.apply(&resident, &current, changed)
         } else {
-            Err(crate::walk::WalkError::Missing(root.to_path_buf()).into())
+            Err(fittok_engine::walk::WalkError::Missing(root.to_path_buf()).into())
         };
         let mut live = resident.live();
         live.updating = false;

@@ -18,11 +18,10 @@ mod live;
 
 pub use live::LiveStatus;
 
-use crate::embed::{Embedder, model_dir};
-use crate::engine::{Engine, EngineError};
-use crate::repo::Progress;
-use crate::store::Store;
-use crate::walk::WalkOptions;
+use fittok_engine::embed::{Embedder, model_dir};
+use fittok_engine::engine::{Engine, EngineError};
+use fittok_engine::repo::Progress;
+use fittok_engine::store::Store;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
@@ -87,14 +86,10 @@ pub struct ResidentOptions {
     pub memory_budget: usize,
     /// Load the embedding model and embed in background.
     pub semantic: bool,
-    pub walk: WalkOptions,
     /// Watch resident repositories for changes (else check before each answer).
     pub autowatch: bool,
-    /// Where to fetch the embedding model from when it is not on disk (`None`: never fetch,
-    /// as when `FITTOK_EMBED_MODEL` names a directory or `HF_HUB_OFFLINE` is set).
-    pub model_download: Option<crate::embed::download::ModelSource>,
-    /// Why the model is not fetched, when it is not (`HF_HUB_OFFLINE`), for answers and status.
-    pub no_download_note: Option<String>,
+    /// The engine's configuration and where the model comes from.
+    pub config: crate::config::DaemonConfig,
 }
 
 impl Default for ResidentOptions {
@@ -102,10 +97,15 @@ impl Default for ResidentOptions {
         ResidentOptions {
             memory_budget: 2 << 30,
             semantic: true,
-            walk: WalkOptions::default(),
             autowatch: true,
-            model_download: None,
-            no_download_note: None,
+            config: crate::config::DaemonConfig {
+                engine: Default::default(),
+                max_budget: 0,
+                model_download: None,
+                no_download_note: None,
+                llm_api_key: None,
+                set_vars: Vec::new(),
+            },
         }
     }
 }
@@ -113,7 +113,7 @@ impl Default for ResidentOptions {
 /// The model download's state.
 enum Download {
     NotStarted,
-    Running(Arc<crate::embed::download::Progress>),
+    Running(Arc<crate::download::Progress>),
     Failed(String),
 }
 
@@ -190,6 +190,17 @@ impl Residents {
         residents
     }
 
+    /// The configuration the daemon was started with.
+    pub fn config(&self) -> &crate::config::DaemonConfig {
+        &self.opts.config
+    }
+
+    /// Where the model is on disk, if it is.
+    fn model_dir(&self) -> Result<std::path::PathBuf, fittok_engine::embed::EmbedError> {
+        let engine = &self.opts.config.engine;
+        model_dir(&engine.embed, engine.cache_dir.as_deref())
+    }
+
     /// The loaded model, or why there is none. Loaded once, on first need; when it is not on
     /// disk and a download source is set, fetched in the background first (answers are lexical
     /// meanwhile, and say so).
@@ -198,8 +209,8 @@ impl Residents {
             return done.clone();
         }
         if self.opts.semantic
-            && model_dir().is_err()
-            && let Some(source) = &self.opts.model_download
+            && self.model_dir().is_err()
+            && let Some(source) = &self.opts.config.model_download
         {
             return Err(self.downloading(source));
         }
@@ -209,10 +220,12 @@ impl Residents {
                     return Err("semantic ranking off".into());
                 }
                 let t = Instant::now();
-                let loaded = model_dir()
-                    .and_then(|dir| Embedder::load(&dir))
+                let embed = &self.opts.config.engine.embed;
+                let loaded = self
+                    .model_dir()
+                    .and_then(|dir| Embedder::load(&dir, embed))
                     .map(Arc::new)
-                    .map_err(|e| match &self.opts.no_download_note {
+                    .map_err(|e| match &self.opts.config.no_download_note {
                         Some(note) => format!("{e} ({note})"),
                         None => e.to_string(),
                     });
@@ -226,7 +239,7 @@ impl Residents {
     }
 
     /// Starts the model download if it has not started, and says how it goes.
-    fn downloading(&self, source: &crate::embed::download::ModelSource) -> String {
+    fn downloading(&self, source: &crate::download::ModelSource) -> String {
         let Ok(mut state) = self.download.lock() else {
             return "model download state poisoned".into();
         };
@@ -241,16 +254,20 @@ impl Residents {
             }
             Download::NotStarted => {}
         }
-        let progress = Arc::new(crate::embed::download::Progress::default());
+        let progress = Arc::new(crate::download::Progress::default());
         *state = Download::Running(progress.clone());
-        let dest = crate::cache_dir().join("models").join("all-MiniLM-L6-v2");
+        let Some(cache) = self.opts.config.engine.cache_dir.clone() else {
+            *state = Download::Failed("no cache directory to download into".into());
+            return "embedding model download failed: no cache directory".into();
+        };
+        let dest = cache.join("models").join("all-MiniLM-L6-v2");
         let source = source.clone();
         let me = self.me.clone();
         let spawned = std::thread::Builder::new()
             .name("fittok-model-download".into())
             .spawn(move || {
                 tracing::info!(from = %source.endpoint, to = %dest.display(), "downloading the embedding model");
-                let result = crate::embed::download::fetch(&source, &dest, &progress);
+                let result = crate::download::fetch(&source, &dest, &progress);
                 let Some(r) = me.upgrade() else { return };
                 match result {
                     Ok(()) => {
@@ -292,8 +309,8 @@ impl Residents {
     /// Why an engine built without semantics has none *now* (its own note was written when it
     /// was built, perhaps while the model was still downloading).
     pub fn semantic_note_now(&self) -> Option<String> {
-        match &self.opts.model_download {
-            Some(source) if self.model.get().is_none() && model_dir().is_err() => {
+        match &self.opts.config.model_download {
+            Some(source) if self.model.get().is_none() && self.model_dir().is_err() => {
                 Some(self.downloading(source))
             }
             _ => None,
@@ -482,10 +499,12 @@ impl Residents {
 
     fn build(&self, root: &Path, progress: Option<Progress<'_>>) -> Result<Engine, EngineError> {
         let t = Instant::now();
-        let mut engine = Engine::open_in(root, &self.opts.walk, self.store(), progress)?;
-        // Until the watcher lands, a resident snapshot does not see later edits: say so.
-        engine.freshness =
-            "snapshot at first query; not watched (`fittok forget` refreshes)".into();
+        let mut engine = Engine::open_in(
+            root,
+            self.opts.config.engine.clone(),
+            self.store(),
+            progress,
+        )?;
         match self.model() {
             Ok(model) => {
                 engine.attach_semantic(model);
@@ -556,9 +575,9 @@ impl Residents {
 fn canonical_root(path: &Path) -> Result<PathBuf, EngineError> {
     let root = path
         .canonicalize()
-        .map_err(|_| crate::walk::WalkError::Missing(path.to_path_buf()))?;
+        .map_err(|_| fittok_engine::walk::WalkError::Missing(path.to_path_buf()))?;
     if !root.is_dir() {
-        return Err(crate::walk::WalkError::NotADirectory(root).into());
+        return Err(fittok_engine::walk::WalkError::NotADirectory(root).into());
     }
     Ok(root)
 }

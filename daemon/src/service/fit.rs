@@ -1,9 +1,11 @@
-//! The Fit request: wire message ↔ `crate::fit`. Used by the RPC and by `fittokd fit`.
+//! The Fit request: wire message ↔ `fittok_engine::fit`. Used by the RPC and by `fittokd fit`.
 
-use fittok_proto::v1::{FitFileInfo, FitReply, FitRequest, MapRequest};
+use fittok_proto::v1::{FitAction, FitFileInfo, FitReply, FitRequest, FitVerdict, MapRequest};
 
-use crate::fit::{self, Advisor, Estimator, FitOptions, Verdict};
-use fittok_client::llm::Provider;
+use fittok_engine::fit::{self, Advisor, Estimator, FitOptions, Verdict};
+use fittok_llm::Provider;
+
+use super::ServiceError;
 
 /// Levels 3–4: a model behind an OpenAI-compatible endpoint, asked synchronously from the
 /// blocking pool (or from `fittokd fit`, which has no runtime of its own).
@@ -13,18 +15,15 @@ struct LlmAdvisor {
 }
 
 impl LlmAdvisor {
-    fn new(base_url: &str, model: &str) -> Result<LlmAdvisor, String> {
-        let key = std::env::var("FITTOK_LLM_API_KEY")
-            .or_else(|_| std::env::var("OPENAI_API_KEY"))
-            .ok()
-            .filter(|k| !k.trim().is_empty());
+    fn new(base_url: &str, model: &str, key: Option<&str>) -> Result<LlmAdvisor, ServiceError> {
+        let key = key.map(str::to_string);
         let runtime = match tokio::runtime::Handle::try_current() {
             Ok(_) => None,
             Err(_) => Some(
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|e| e.to_string())?,
+                    .map_err(|e| ServiceError::Internal(format!("no runtime for the LLM: {e}")))?,
             ),
         };
         let model = if model.is_empty() { "default" } else { model };
@@ -83,14 +82,24 @@ impl Advisor for LlmAdvisor {
     }
 }
 
-/// Options from a request; zero fields take the defaults.
-pub fn options(req: &FitRequest) -> Result<FitOptions, String> {
+/// A threshold from the wire: 0 (unset) takes the default.
+fn nonzero_or(v: u32, default: usize) -> usize {
+    if v == 0 { default } else { v as usize }
+}
+
+/// Options from a request; zero fields take the defaults (a client that sends them all, as
+/// `fittok-request` does, gets exactly what it asked for).
+pub fn options(req: &FitRequest) -> Result<FitOptions, ServiceError> {
     let d = FitOptions::default();
-    let or = |v: u32, default: usize| if v == 0 { default } else { v as usize };
+    let or = nonzero_or;
     let estimator = match req.estimator.as_str() {
         "" | "cl100k" => Estimator::Cl100k,
         "chars4" => Estimator::Chars4,
-        other => return Err(format!("unknown estimator {other:?}: use cl100k or chars4")),
+        other => {
+            return Err(ServiceError::BadRequest(format!(
+                "unknown estimator {other:?}: use cl100k or chars4"
+            )));
+        }
     };
     Ok(FitOptions {
         level: if req.level == 0.0 { 1.0 } else { req.level },
@@ -113,8 +122,14 @@ pub fn options(req: &FitRequest) -> Result<FitOptions, String> {
     })
 }
 
-/// Runs a fit request.
-pub fn run(req: &FitRequest) -> Result<FitReply, String> {
+/// Runs a fit request; levels 3–4 send `llm_key` to their endpoint.
+pub fn run(req: &FitRequest, llm_key: Option<&str>) -> Result<FitReply, ServiceError> {
+    if !std::path::Path::new(&req.path).is_absolute() {
+        return Err(ServiceError::BadRequest(format!(
+            "document path must be absolute, got {:?}",
+            req.path
+        )));
+    }
     let opts = options(req)?;
     let path = std::path::Path::new(&req.path);
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
@@ -123,35 +138,42 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
         hard_threshold: opts.hard as u32,
         ..FitReply::default()
     };
-    match req.action.as_str() {
-        "measure" => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match req.action() {
+        FitAction::Measure => {
+            let text = std::fs::read_to_string(path).map_err(|source| {
+                if source.kind() == std::io::ErrorKind::NotFound {
+                    ServiceError::BadRequest(format!("{} does not exist", path.display()))
+                } else {
+                    ServiceError::Fit(fit::FitError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    })
+                }
+            })?;
             let tokens = opts.estimator.count(&text);
-            reply.verdict = match fit::verdict(tokens, &opts) {
-                Verdict::Fits => "fits",
-                Verdict::OverSoft => "over soft",
-                Verdict::OverHard => "over hard",
-            }
-            .into();
+            reply.set_verdict(match fit::verdict(tokens, &opts) {
+                Verdict::Fits => FitVerdict::Fits,
+                Verdict::OverSoft => FitVerdict::OverSoft,
+                Verdict::OverHard => FitVerdict::OverHard,
+            });
             reply.files.push(FitFileInfo {
                 path: req.path.clone(),
                 tokens: tokens as u64,
                 over_hard_because: fit::unsplittable_line(&text, &opts).unwrap_or_default(),
             });
         }
-        "generate" | "" => {
+        FitAction::Generate | FitAction::Unspecified => {
             let advisor = if opts.level >= 3.0 {
                 if req.llm_base_url.is_empty() {
-                    return Err(fit::FitError::NoAdvisor.to_string());
+                    return Err(fit::FitError::NoAdvisor.into());
                 }
-                let advisor = LlmAdvisor::new(&req.llm_base_url, &req.llm_model)?;
+                let advisor = LlmAdvisor::new(&req.llm_base_url, &req.llm_model, llm_key)?;
                 // Say so before anything is planned or written when no endpoint answers.
                 advisor.ask("Reply with OK.", "OK?").map_err(|e| {
-                    format!(
+                    ServiceError::Llm(format!(
                         "no LLM endpoint answers at {}: {e}; nothing written",
                         req.llm_base_url
-                    )
+                    ))
                 })?;
                 Some(advisor)
             } else {
@@ -162,8 +184,7 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
                 &opts,
                 req.dry_run,
                 advisor.as_ref().map(|a| a as &dyn Advisor),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             reply.unchanged = report.unchanged.unwrap_or_default().into();
             reply.backup = report
                 .backup
@@ -179,39 +200,30 @@ pub fn run(req: &FitRequest) -> Result<FitReply, String> {
                 })
                 .collect();
         }
-        other => return Err(format!("unknown fit action {other:?}: generate or measure")),
     }
     Ok(reply)
 }
 
 /// Writes a codebase map into `req.fit_dir` as a tree: `codebase-map.md` and its folder. A
 /// re-run removes the subdocuments the previous map wrote and no longer needs; nothing else.
-pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, String> {
+pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, ServiceError> {
     let dir = std::path::Path::new(&req.fit_dir);
     if !dir.is_absolute() {
-        return Err(format!(
+        return Err(ServiceError::BadRequest(format!(
             "map directory must be absolute, got {:?}",
             req.fit_dir
-        ));
+        )));
     }
+    let d = FitOptions::default();
     let opts = FitOptions {
-        soft: if req.soft_threshold == 0 {
-            3000
-        } else {
-            req.soft_threshold as usize
-        },
-        hard: if req.hard_threshold == 0 {
-            5000
-        } else {
-            req.hard_threshold as usize
-        },
-        ..FitOptions::default()
+        soft: nonzero_or(req.soft_threshold, d.soft),
+        hard: nonzero_or(req.hard_threshold, d.hard),
+        ..d
     };
-    let files = fit::plan(markdown, "codebase-map.md", &opts).map_err(|e| e.to_string())?;
+    let files = fit::plan(markdown, "codebase-map.md", &opts)?;
     // Only what an earlier map wrote is replaced or removed (its manifest says what that
     // is); a user's file in the folder is kept, and one with a planned name stops the write.
-    fit::write::write_tree(dir, &files, &dir.join("codebase-map"), false)
-        .map_err(|e| e.to_string())?;
+    fit::write::write_tree(dir, &files, &dir.join("codebase-map"), false)?;
     let out = files
         .iter()
         .map(|f| FitFileInfo {
@@ -221,4 +233,47 @@ pub fn write_map(markdown: &str, req: &MapRequest) -> Result<Vec<FitFileInfo>, S
         })
         .collect();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fittok_request::Request;
+
+    /// The defaults a client sends (fittok-request) are the engine's own: a request with every
+    /// field at its command-line default plans exactly as `FitOptions::default()`.
+    #[test]
+    fn request_defaults_are_the_engines() {
+        let values = fittok_request::Values::defaults(
+            fittok_request::fit::Fit::PARAMS,
+            fittok_request::Surface::Cli,
+        );
+        let req = fittok_request::fit::request(FitAction::Generate, "/doc.md".into(), &values);
+        let from_request = options(&req).unwrap();
+        let d = FitOptions::default();
+        assert_eq!(
+            (
+                from_request.level,
+                from_request.soft,
+                from_request.hard,
+                from_request.inline_threshold,
+                from_request.inline_reduction,
+                from_request.trivial_extension,
+                from_request.min_segments,
+                &from_request.inline_languages,
+                from_request.estimator,
+            ),
+            (
+                d.level,
+                d.soft,
+                d.hard,
+                d.inline_threshold,
+                d.inline_reduction,
+                d.trivial_extension,
+                d.min_segments,
+                &d.inline_languages,
+                d.estimator,
+            )
+        );
+    }
 }

@@ -2,7 +2,10 @@
 //! calls on [`Residents`] and engine snapshots, and answers into replies. CPU work runs on the
 //! blocking pool so the runtime keeps accepting calls.
 
+mod error;
 pub mod fit;
+pub mod local;
+pub mod query;
 pub mod server;
 pub mod transport;
 
@@ -18,9 +21,7 @@ use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::engine::EngineError;
 use crate::resident::{Residents, now_ms};
-use crate::tokens::Encoding;
 
 /// What the lifecycle needs to know of the calls: when the last one ended, how many run.
 #[derive(Default)]
@@ -56,8 +57,9 @@ pub struct ServiceInfo {
     /// Why the log file is not written, if it is not.
     pub log_note: Option<String>,
     pub idle_timeout: Duration,
-    /// FITTOK_MAX_BUDGET of the daemon: caps every query (0 = none).
-    pub max_budget: usize,
+    /// Serving one call in process (`fittokd call`): every answer comes from a build made
+    /// for it, so it is current, and nothing is watched because nothing stays.
+    pub in_process: bool,
 }
 
 pub struct FittokService {
@@ -85,59 +87,15 @@ impl FittokService {
     }
 }
 
-/// The effective budget: the request, capped by the daemon's maximum when one is set.
-pub fn capped_budget(requested: usize, cap: usize) -> usize {
-    match (requested, cap) {
-        (r, 0) => r,
-        (0, c) => c,
-        (r, c) => r.min(c),
-    }
-}
-
-/// Statuses whose message is bounded: it travels in an HTTP/2 header, and a message echoing a
-/// user's 17,000-character id or path would overflow it and break the connection.
-mod status {
-    use tonic::Status;
-
-    /// Characters of a message kept; the rest is cut, with the count said.
-    const MAX_MESSAGE_CHARS: usize = 2000;
-
-    fn bounded(msg: impl Into<String>) -> String {
-        let msg = msg.into();
-        let n = msg.chars().count();
-        if n <= MAX_MESSAGE_CHARS {
-            return msg;
-        }
-        let head: String = msg.chars().take(MAX_MESSAGE_CHARS).collect();
-        format!("{head}… ({} more characters)", n - MAX_MESSAGE_CHARS)
-    }
-
-    pub fn invalid(msg: impl Into<String>) -> Status {
-        Status::invalid_argument(bounded(msg))
-    }
-
-    pub fn not_found(msg: impl Into<String>) -> Status {
-        Status::not_found(bounded(msg))
-    }
-
-    pub fn internal(msg: impl Into<String>) -> Status {
-        Status::internal(bounded(msg))
-    }
-}
-
-fn engine_status(e: EngineError) -> Status {
-    match e {
-        EngineError::Walk(w) => status::not_found(w.to_string()),
-        EngineError::UnknownId(_) | EngineError::IdTooLong(_) => status::invalid(e.to_string()),
-    }
-}
+pub use error::ServiceError;
 
 fn repo_path(repo: &str) -> Result<PathBuf, Status> {
     let path = PathBuf::from(repo);
     if repo.is_empty() || !path.is_absolute() {
-        return Err(status::invalid(format!(
+        return Err(ServiceError::BadRequest(format!(
             "repository path must be absolute, got {repo:?}"
-        )));
+        ))
+        .status());
     }
     Ok(path)
 }
@@ -146,12 +104,14 @@ fn repo_path(repo: &str) -> Result<PathBuf, Status> {
 async fn with_engine<T: Send + 'static>(
     residents: Arc<Residents>,
     path: PathBuf,
-    f: impl FnOnce(Arc<crate::resident::Resident>, Arc<crate::Engine>) -> Result<T, Status>
+    f: impl FnOnce(Arc<crate::resident::Resident>, Arc<fittok_engine::Engine>) -> Result<T, Status>
     + Send
     + 'static,
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(move || {
-        let (resident, engine) = residents.ensure(&path, None).map_err(engine_status)?;
+        let (resident, engine) = residents
+            .ensure(&path, None)
+            .map_err(|e| ServiceError::from(e).status())?;
         f(resident, engine)
     })
     .await
@@ -159,7 +119,7 @@ async fn with_engine<T: Send + 'static>(
 }
 
 fn join_error(e: tokio::task::JoinError) -> Status {
-    status::internal(format!("request failed inside the daemon: {e}"))
+    ServiceError::Internal(format!("request failed inside the daemon: {e}")).status()
 }
 
 /// Resident memory of this process, from /proc (0 where unavailable).
@@ -182,6 +142,7 @@ impl Fittok for FittokService {
             pid: std::process::id(),
             uptime_ms: self.started.elapsed().as_millis() as u64,
             log_path: self.info.log_path.display().to_string(),
+            settings: self.residents.config().wire_settings(),
         }))
     }
 
@@ -206,14 +167,14 @@ impl Fittok for FittokService {
                     message,
                 }));
             };
-            let progress = |phase: crate::repo::Phase, done: usize, total: usize| {
+            let progress = |phase: fittok_engine::repo::Phase, done: usize, total: usize| {
                 send(phase.name(), done as u64, total as u64, String::new());
             };
             let t = Instant::now();
             let engine = match residents.ensure(&path, Some(&progress)) {
                 Ok((_, engine)) => engine,
                 Err(e) => {
-                    let _ = tx.blocking_send(Err(engine_status(e)));
+                    let _ = tx.blocking_send(Err(ServiceError::from(e).status()));
                     return;
                 }
             };
@@ -289,49 +250,18 @@ impl Fittok for FittokService {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
-        fittok_proto::check_budget(u64::from(req.budget)).map_err(status::invalid)?;
         let residents = self.residents.clone();
-        let cap = self.info.max_budget;
+        let max_budget = self.residents.config().max_budget;
         let t = Instant::now();
         let residents_note = self.residents.semantic_note_now();
+        let in_process = self.info.in_process;
         let reply = with_engine(residents, path, move |resident, engine| {
-            let answer = engine.query(&crate::Query {
-                question: req.question,
-                budget: capped_budget(req.budget as usize, cap),
-                encoding: if req.o200k {
-                    Encoding::O200k
-                } else {
-                    Encoding::Cl100k
-                },
-                show_savings: req.show_savings,
-                explain: req.explain as usize,
-                exclude: req.exclude.into_iter().collect(),
-                freshness: Some(resident.freshness()),
-                ranker: crate::rank::Ranker::default(),
-                semantic_note: residents_note,
-            });
-            let json = if req.json {
-                serde_json::to_string_pretty(&answer)
-                    .map_err(|e| status::internal(format!("answer to JSON: {e}")))?
-            } else {
-                String::new()
-            };
-            Ok::<_, Status>(QueryReply {
-                node_ids: answer
-                    .nodes
-                    .iter()
-                    .map(|n| n.id.clone())
-                    .chain(answer.inside_whole.iter().cloned())
-                    .collect(),
-                tokens: answer.tokens as u32,
-                confidence: answer.confidence,
-                names_repo: answer.names_repo,
-                semantic_coverage: engine.semantic_coverage(),
-                freshness: answer.provenance.freshness.clone(),
-                text: answer.text,
-                json,
-                elapsed_us: t.elapsed().as_micros() as u64,
-            })
+            let mut q = query::engine_query(&req, max_budget).map_err(ServiceError::status)?;
+            if !in_process {
+                q.freshness = Some(resident.freshness());
+            }
+            q.semantic_note = residents_note;
+            query::reply(&engine, &q, req.json, t).map_err(ServiceError::status)
         })
         .await?;
         Ok(Response::new(reply))
@@ -342,11 +272,13 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         if req.ids.is_empty() {
-            return Err(status::invalid("no ids to expand"));
+            return Err(ServiceError::BadRequest("no ids to expand".into()).status());
         }
         let residents = self.residents.clone();
         let text = with_engine(residents, path, move |_, engine| {
-            engine.expand(&req.ids).map_err(engine_status)
+            engine
+                .expand(&req.ids)
+                .map_err(|e| ServiceError::from(e).status())
         })
         .await?;
         Ok(Response::new(ExpandReply { text }))
@@ -407,6 +339,7 @@ impl Fittok for FittokService {
             cache_note: self.residents.cache_note().unwrap_or_default(),
             log_note: self.info.log_note.clone().unwrap_or_default(),
             model_note: self.residents.model_note(),
+            settings: self.residents.config().wire_settings(),
         }))
     }
 
@@ -439,7 +372,7 @@ impl Fittok for FittokService {
                     files: Vec::new(),
                 });
             }
-            let files = fit::write_map(&markdown, &req).map_err(status::invalid)?;
+            let files = fit::write_map(&markdown, &req).map_err(ServiceError::status)?;
             Ok::<_, Status>(MapReply {
                 markdown: String::new(),
                 files,
@@ -452,16 +385,11 @@ impl Fittok for FittokService {
     async fn fit(&self, req: Request<FitRequest>) -> Result<Response<FitReply>, Status> {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();
-        if !std::path::Path::new(&req.path).is_absolute() {
-            return Err(status::invalid(format!(
-                "document path must be absolute, got {:?}",
-                req.path
-            )));
-        }
-        let reply = tokio::task::spawn_blocking(move || fit::run(&req))
+        let key = self.residents.config().llm_api_key.clone();
+        let reply = tokio::task::spawn_blocking(move || fit::run(&req, key.as_deref()))
             .await
             .map_err(join_error)?
-            .map_err(status::invalid)?;
+            .map_err(ServiceError::status)?;
         Ok(Response::new(reply))
     }
 

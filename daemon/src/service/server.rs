@@ -18,7 +18,6 @@ pub struct ServeOptions {
     /// Exit after this long without calls (and no background work); zero = never.
     pub idle_timeout: Duration,
     pub residents: ResidentOptions,
-    pub max_budget: usize,
     /// The version reported to clients.
     pub version: String,
     /// Why the log file is not written, if it is not (the daemon logs to stderr instead).
@@ -127,7 +126,9 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     let residents = Residents::new(None, opts.residents.clone());
     // A predecessor still closing may hold the cache's lock for a few seconds: serve
     // meanwhile, and take the cache when it is free.
-    residents.open_store(crate::cache_dir().join(crate::engine::STORE_FILE));
+    if let Some(cache) = &opts.residents.config.engine.cache_dir {
+        residents.open_store(cache.join(fittok_engine::engine::STORE_FILE));
+    }
     let activity = Arc::new(Activity::default());
     activity.last_call_ms.store(now_ms(), Ordering::SeqCst);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
@@ -137,7 +138,7 @@ pub async fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         log_path: fittok_proto::paths::log_path(),
         log_note: opts.log_note.clone(),
         idle_timeout: opts.idle_timeout,
-        max_budget: opts.max_budget,
+        in_process: false,
     };
     let service = FittokService::new(residents.clone(), activity.clone(), info, shutdown_tx);
     let guard = listening.guard;

@@ -1,0 +1,113 @@
+//! `fittok status`: the daemon's state, configuration and resident repositories. The JSON is
+//! the reply message itself (serialised by its derive), so it never drifts from the proto.
+
+use fittok_connect::v1::{StatusReply, StatusRequest};
+use fittok_connect::{ClientError, DaemonOptions, EXIT_DAEMON};
+
+use crate::Failure;
+
+pub async fn run(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
+    let mut client = match fittok_connect::hello(&opts.socket, "fittok").await {
+        Ok((c, _)) => c,
+        Err(e @ ClientError::NotRunning { .. }) => {
+            return Err(Failure::new(EXIT_DAEMON, format!("{e} (not running)")));
+        }
+        Err(e) => return Err(Failure::new(EXIT_DAEMON, e.to_string())),
+    };
+    let s = client.status(StatusRequest {}).await?.into_inner();
+    let notes = fittok_connect::settings::differences(&s.settings, crate::env_var);
+    if json {
+        let text = serde_json::to_string_pretty(&s)
+            .map_err(|e| Failure::new(1, format!("status to JSON: {e}")))?;
+        crate::print_out(&text);
+    } else {
+        crate::print_out(&text(&s));
+    }
+    for note in notes {
+        eprintln!("fittok: note: {note}");
+    }
+    Ok(())
+}
+
+fn ago(ms: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    duration(now.saturating_sub(ms) / 1000) + " ago"
+}
+
+fn duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s => format!("{}h {}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// The status as a person reads it.
+pub fn text(s: &StatusReply) -> String {
+    let mb = |b: u64| b as f64 / (1 << 20) as f64;
+    let mut out = format!(
+        "fittokd {} (protocol {}), pid {}, up {}, RSS {:.0} MB (budget {:.0} MB), idle exit {}\nsocket {}\nlog    {}\n",
+        s.version,
+        s.protocol,
+        s.pid,
+        duration(s.uptime_ms / 1000),
+        mb(s.rss_bytes),
+        mb(s.memory_budget_bytes),
+        if s.idle_timeout_s == 0 {
+            "never".to_string()
+        } else {
+            format!("after {}", duration(s.idle_timeout_s))
+        },
+        s.socket,
+        s.log_path
+    );
+    let set: Vec<String> = s
+        .settings
+        .iter()
+        .filter(|v| v.from_env)
+        .map(|v| format!("{}={}", v.name, v.value))
+        .collect();
+    if !set.is_empty() {
+        out.push_str(&format!("config {}\n", set.join(" ")));
+    }
+    for note in [&s.cache_note, &s.log_note, &s.model_note] {
+        if !note.is_empty() {
+            out.push_str(&format!("note   {note}\n"));
+        }
+    }
+    if s.repos.is_empty() {
+        out.push_str("no repositories resident\n");
+    }
+    for r in &s.repos {
+        out.push_str(&format!(
+            "{}\n  {} · {} files · {} nodes · {} edges · semantic {:.0}% · {} · indexed {} · ~{:.0} MB\n",
+            r.path,
+            r.state,
+            r.files,
+            r.nodes,
+            r.edges,
+            r.semantic_coverage * 100.0,
+            r.freshness,
+            ago(r.indexed_at_ms),
+            mb(r.memory_bytes)
+        ));
+        out.push_str(&format!(
+            "  {} · {} updates, last {} · {} pending files · {} vectors embedded here\n",
+            if r.watching {
+                "watching".to_string()
+            } else {
+                format!("not watching ({})", r.watch_note)
+            },
+            r.updates,
+            ago(r.updated_at_ms),
+            r.pending_files,
+            r.vectors_embedded
+        ));
+        if !r.semantic_note.is_empty() {
+            out.push_str(&format!("  {}\n", r.semantic_note));
+        }
+    }
+    out
+}

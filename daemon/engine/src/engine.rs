@@ -1,0 +1,846 @@
+//! The engine in process: open a repository, answer questions, expand ids.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::Config;
+use crate::embed::semantic::SemanticIndex;
+use crate::embed::{EmbedError, Embedder, model_dir};
+use crate::index::{Index, Sources};
+use crate::lines::line_starts;
+use crate::pack::Packer;
+use crate::pack::block::{Mode, node_id, render};
+use crate::rank::rank;
+use crate::render::{Answer, Provenance, RenderInput, answer};
+use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
+use crate::store::Store;
+use crate::tokens::Encoding;
+use crate::walk::WalkError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    /// Holds the id cut to [`SHOWN_ID_CHARS`]: an error travels in a gRPC status header, which
+    /// an id of any length must not overflow.
+    #[error("unknown id {0:?}: expected `path#Qualified.name` from an answer, or `path:start-end`")]
+    UnknownId(String),
+    #[error(
+        "an id of {0} characters is not an id (at most {MAX_ID_CHARS}): expected `path#Qualified.name` or `path:start-end`"
+    )]
+    IdTooLong(usize),
+}
+
+/// Longer ids are refused outright: no path and name comes near.
+pub const MAX_ID_CHARS: usize = 4096;
+/// How much of an unknown id an error repeats.
+const SHOWN_ID_CHARS: usize = 200;
+
+fn unknown_id(id: &str) -> EngineError {
+    let mut shown: String = id.chars().take(SHOWN_ID_CHARS).collect();
+    if shown.len() < id.len() {
+        shown.push('…');
+    }
+    EngineError::UnknownId(shown)
+}
+
+/// The best-ranked nodes looked at for a mention of the repository's names.
+const MENTION_POOL: usize = 50;
+
+/// The share, in [0, 1], of a question's weight that `shown` (an answer's text) contains: each
+/// query term weighs its question weight times its rarity in the repository (`idf`); a term the
+/// repository never uses weighs as much as its rarest term, so a question about something else
+/// entirely ("the capital of France") scores near 0, and one about this code near 1.
+pub fn match_strength(
+    terms: &[(String, f32)],
+    shown: &str,
+    idf: impl Fn(&str) -> Option<f32>,
+) -> f32 {
+    let known: Vec<Option<f32>> = terms.iter().map(|(t, _)| idf(t)).collect();
+    let rarest = known
+        .iter()
+        .flatten()
+        .fold(0.0f32, |a, &b| a.max(b))
+        .max(1.0);
+    let mut present = std::collections::HashSet::new();
+    crate::index::tokenize::for_each_token(shown, |t| {
+        present.insert(t.to_string());
+    });
+    let (mut hit, mut all) = (0.0f32, 0.0f32);
+    for ((term, w), idf) in terms.iter().zip(&known) {
+        let weight = w * idf.unwrap_or(rarest);
+        all += weight;
+        if idf.is_some() && present.contains(term) {
+            hit += weight;
+        }
+    }
+    if all > 0.0 { hit / all } else { 0.0 }
+}
+
+/// Whether a question is long enough that the semantic signal is not used for it (see
+/// [`crate::rank::rank`]); callers may skip loading the model for it.
+pub fn is_long_question(question: &str) -> bool {
+    crate::rank::is_long_question(&crate::index::bm25::query_terms(question))
+}
+
+/// One question. `budget` 0 means no cap: the relevance cliff alone decides.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub question: String,
+    pub budget: usize,
+    pub encoding: Encoding,
+    pub show_savings: bool,
+    /// Include the top-n ranking with per-signal ranks in the answer (0 = none).
+    pub explain: usize,
+    /// Overrides the engine's own freshness note (the daemon knows what is pending).
+    pub freshness: Option<String>,
+    /// Node ids the reader has already been shown: left out, and named in the answer.
+    pub exclude: std::collections::HashSet<String>,
+    /// Which model orders the candidates ([`crate::rank::Ranker::Auto`] unless asked otherwise).
+    pub ranker: crate::rank::Ranker,
+    /// Overrides why semantics are off, when the engine has none (the daemon knows how a
+    /// model download goes now).
+    pub semantic_note: Option<String>,
+}
+
+/// One candidate of a question with the learned ranker's features: what the training script
+/// labels against a fix's lines.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CandidateFeatures {
+    pub id: String,
+    pub path: String,
+    pub kind: &'static str,
+    pub start: u32,
+    pub end: u32,
+    /// Line ranges inside `start..=end` that belong to members, not to this node.
+    pub members: Vec<(u32, u32)>,
+    pub x: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexTimings {
+    pub walk: Duration,
+    pub parse: Duration,
+    pub link: Duration,
+    pub lexical: Duration,
+    /// Loading the model and looking vectors up in the cache.
+    pub semantic_load: Duration,
+    /// Embedding nodes the cache did not have.
+    pub embed: Duration,
+    pub embedded: usize,
+    /// Files whose parse came from the cache.
+    pub reused: usize,
+}
+
+/// How much embedding work `enable_semantic` may do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemanticMode {
+    Off,
+    /// Use cached vectors; embed what is missing for at most this long.
+    Cached(Duration),
+    /// Embed every node that has no vector.
+    Full,
+}
+
+struct Semantic {
+    index: SemanticIndex,
+    embedder: Arc<Embedder>,
+}
+
+pub struct Engine {
+    pub repo: RepoGraph,
+    pub sources: Sources,
+    pub index: Index,
+    /// Line starts per file, filled as answers need them.
+    lines: crate::lines::LineIndex,
+    pub timings: IndexTimings,
+    semantic: Option<Semantic>,
+    /// Why semantic ranking is off, in one line (partial coverage is reported from the index).
+    semantic_note: Option<String>,
+    /// What to tell the user about nodes not embedded yet.
+    pending_hint: &'static str,
+    /// The repository's issue-template lines, dropped from questions.
+    boilerplate: crate::question::Boilerplate,
+    store: Option<Arc<Store>>,
+    /// "current", or what is pending (set by whoever keeps the engine fresh).
+    pub freshness: String,
+    config: Arc<Config>,
+}
+
+/// The store in `cache_dir`, or `None` (logged) when it cannot be opened — for example
+/// because another process holds it.
+pub fn open_store(cache_dir: &Path) -> Option<Arc<Store>> {
+    match Store::open(&cache_dir.join(STORE_FILE)) {
+        Ok(s) => Some(Arc::new(s)),
+        Err(e) => {
+            tracing::warn!(error = %e, "cache unavailable; parses and vectors live in memory only");
+            None
+        }
+    }
+}
+
+/// Builds the lexical indexes of a built repository, with the timings of every stage so far.
+fn lexical(
+    repo: &RepoGraph,
+    sources: &Sources,
+    progress: Option<Progress<'_>>,
+) -> (Index, IndexTimings) {
+    if let Some(p) = progress {
+        p(Phase::Lexical, 0, 1);
+    }
+    let t = Instant::now();
+    let index = Index::build(&repo.graph, sources);
+    let timings = IndexTimings {
+        walk: repo.timings.walk,
+        parse: repo.timings.parse,
+        link: repo.timings.link,
+        lexical: t.elapsed(),
+        reused: repo.timings.reused,
+        ..IndexTimings::default()
+    };
+    (index, timings)
+}
+
+/// The cache file's name inside the cache directory.
+pub const STORE_FILE: &str = "cache.redb";
+
+impl Engine {
+    /// Opens a repository in process, with the on-disk cache of `config` when it has one
+    /// and it is free.
+    pub fn open(path: &Path, config: Arc<Config>) -> Result<Engine, EngineError> {
+        let store = config.cache_dir.as_deref().and_then(open_store);
+        Self::open_in(path, config, store, None)
+    }
+
+    /// Opens a repository with a given store (shared by the daemon's repositories) and an
+    /// optional progress callback.
+    pub fn open_in(
+        path: &Path,
+        config: Arc<Config>,
+        store: Option<Arc<Store>>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Engine, EngineError> {
+        let root = path.canonicalize().unwrap_or_else(|_| PathBuf::from(path));
+        let (repo, sources) = repo::build_with_sources(
+            &root,
+            BuildOptions {
+                walk: Some(&config.walk),
+                store: store.as_deref(),
+                progress,
+                previous: None,
+            },
+        )?;
+        let (index, timings) = lexical(&repo, &sources, progress);
+        Ok(Engine {
+            lines: crate::lines::LineIndex::new(sources.len()),
+            repo,
+            sources,
+            index,
+            timings,
+            semantic: None,
+            semantic_note: Some("semantic ranking off".into()),
+            pending_hint: "`fittok index` completes them",
+            boilerplate: crate::question::Boilerplate::load(&root),
+            store,
+            freshness: "current".into(),
+            config,
+        })
+    }
+
+    /// Loads the embedding model and the cached vectors, then embeds what is missing as far
+    /// as `mode` allows. Never fails: without a model, ranking goes on without semantics and
+    /// the answer says why.
+    pub fn enable_semantic(&mut self, mode: SemanticMode) {
+        if mode == SemanticMode::Off {
+            self.semantic = None;
+            self.semantic_note = Some("semantic ranking off".into());
+            return;
+        }
+        let t = Instant::now();
+        let embedder = match model_dir(&self.config.embed, self.config.cache_dir.as_deref())
+            .and_then(|dir| Embedder::load(&dir, &self.config.embed))
+        {
+            Ok(e) => Arc::new(e),
+            Err(e) => {
+                tracing::info!(error = %e, "semantic ranking unavailable");
+                self.semantic_unavailable(&e.to_string());
+                return;
+            }
+        };
+        self.attach_semantic(embedder);
+        self.timings.semantic_load = t.elapsed();
+        let t = Instant::now();
+        let deadline = match mode {
+            SemanticMode::Cached(d) => Some(Instant::now() + d),
+            _ => None,
+        };
+        match self.fill_semantic(deadline) {
+            Ok(n) => self.timings.embedded = n,
+            Err(e) => tracing::warn!(error = %e, "embedding failed; partial semantic coverage"),
+        }
+        self.timings.embed = t.elapsed();
+    }
+
+    /// Whether a model is attached.
+    pub fn has_semantic(&self) -> bool {
+        self.semantic.is_some()
+    }
+
+    /// Ranks without semantics and says why in every answer.
+    pub fn semantic_unavailable(&mut self, why: &str) {
+        self.semantic = None;
+        self.semantic_note = Some(format!("{why}; ranking without semantics"));
+    }
+
+    /// Attaches a loaded model and the vectors the store has for this repository's nodes.
+    pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
+        let index =
+            SemanticIndex::from_store(&self.repo.graph, &self.sources, self.store.as_deref(), None);
+        self.semantic = Some(Semantic { index, embedder });
+        self.semantic_note = None;
+    }
+
+    /// A new engine for the repository as it is now, reusing this one's parses for files whose
+    /// size and mtime are unchanged and that are not in `changed`, and its vectors for nodes
+    /// whose embedded text is unchanged. The result equals a fresh [`Engine::open`] (the same
+    /// walk, parse and link code runs; only unchanged inputs are reused).
+    pub fn update(
+        &self,
+        changed: std::collections::HashSet<String>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Engine, EngineError> {
+        let previous = self.repo.previous(&self.sources, changed);
+        let (repo, sources) = repo::build_with_sources(
+            &self.repo.root,
+            BuildOptions {
+                walk: Some(&self.config.walk),
+                store: self.store.as_deref(),
+                progress,
+                previous: Some(&previous),
+            },
+        )?;
+        drop(previous);
+        let (index, timings) = lexical(&repo, &sources, progress);
+        let semantic = self.semantic.as_ref().map(|s| Semantic {
+            index: SemanticIndex::from_store(
+                &repo.graph,
+                &sources,
+                self.store.as_deref(),
+                Some(&s.index),
+            ),
+            embedder: s.embedder.clone(),
+        });
+        Ok(Engine {
+            boilerplate: crate::question::Boilerplate::load(&repo.root),
+            lines: crate::lines::LineIndex::new(sources.len()),
+            repo,
+            sources,
+            index,
+            timings,
+            semantic,
+            semantic_note: self.semantic_note.clone(),
+            pending_hint: self.pending_hint,
+            store: self.store.clone(),
+            freshness: self.freshness.clone(),
+            config: self.config.clone(),
+        })
+    }
+
+    /// Paths whose size or mtime differ from this snapshot, or that appeared or went away —
+    /// by listing the repository (no file is read). For when no watcher runs.
+    pub fn stale_paths(&self) -> Result<Vec<String>, EngineError> {
+        let listing = crate::walk::list(&self.repo.root, &self.config.walk)?;
+        let g = &self.repo.graph;
+        let mut stale = Vec::new();
+        let mut listed = std::collections::HashSet::new();
+        for l in &listing.files {
+            listed.insert(l.path.as_str());
+            match g.file_index(&l.path) {
+                Some(i) => {
+                    let st = self.repo.stamps[i as usize];
+                    if st.size != l.size || st.mtime_ns != l.mtime_ns {
+                        stale.push(l.path.clone());
+                    }
+                }
+                // Newly listed, or skipped last time for its content: either may be source now.
+                None => {
+                    if !self
+                        .repo
+                        .walk
+                        .skipped
+                        .iter()
+                        .any(|(p, _, r)| p == &l.path && *r != crate::walk::SkipReason::Unreadable)
+                    {
+                        stale.push(l.path.clone());
+                    }
+                }
+            }
+        }
+        for f in &g.files {
+            if !listed.contains(f.path.as_str()) {
+                stale.push(f.path.clone());
+            }
+        }
+        Ok(stale)
+    }
+
+    /// How answers describe nodes still without vectors (the daemon embeds in background).
+    pub fn set_pending_hint(&mut self, hint: &'static str) {
+        self.pending_hint = hint;
+    }
+
+    /// Embeds nodes without vectors until done or `deadline`, through `&self`: readers of a
+    /// shared engine see vectors as they land. Returns how many were embedded.
+    pub fn fill_semantic(&self, deadline: Option<Instant>) -> Result<usize, EmbedError> {
+        let Some(s) = &self.semantic else {
+            return Ok(0);
+        };
+        s.index.fill(
+            &self.repo.graph,
+            &self.sources,
+            &s.embedder,
+            self.store.as_deref(),
+            deadline,
+        )
+    }
+
+    /// Why semantic ranking is off or partial, if it is.
+    pub fn semantic_note(&self) -> Option<String> {
+        match &self.semantic {
+            None => self.semantic_note.clone(),
+            Some(s) if s.index.missing() > 0 => Some(format!(
+                "{} nodes not embedded yet; {}",
+                s.index.missing(),
+                self.pending_hint
+            )),
+            Some(_) => None,
+        }
+    }
+
+    /// (nodes with a vector, nodes that get one): (0, 0) without a model.
+    pub fn semantic_counts(&self) -> (usize, usize) {
+        self.semantic.as_ref().map_or((0, 0), |s| {
+            (s.index.total() - s.index.missing(), s.index.total())
+        })
+    }
+
+    /// Nodes still waiting for a vector (0 without a model).
+    pub fn semantic_missing(&self) -> usize {
+        self.semantic.as_ref().map_or(0, |s| s.index.missing())
+    }
+
+    /// Estimated bytes held in memory: sources, graph, indexes, vectors.
+    pub fn memory_bytes(&self) -> usize {
+        let sources: usize = self.sources.iter().map(|s| s.len()).sum();
+        let g = &self.repo.graph;
+        let vectors = self.semantic.as_ref().map_or(0, |s| s.index.memory_bytes());
+        // Graph, definitions and postings scale with nodes and edges; the constants are the
+        // measured order of magnitude, not exact sizes.
+        sources * 3 + g.nodes.len() * 600 + g.edges.len() * 24 + vectors
+    }
+
+    /// Whether the semantic signal would be used for this question (short once the
+    /// repository's issue-template lines are dropped): callers skip loading the model if not.
+    pub fn uses_semantic(&self, question: &str) -> bool {
+        !is_long_question(&self.boilerplate.strip(question))
+    }
+
+    pub fn semantic_coverage(&self) -> f32 {
+        self.semantic.as_ref().map_or(0.0, |s| s.index.coverage())
+    }
+
+    fn similarities(&self, question: &str) -> Option<Vec<f32>> {
+        let s = self.semantic.as_ref()?;
+        let t = Instant::now();
+        let embedded = s.embedder.embed_question(question);
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "question embedded");
+        match embedded {
+            Ok(q) => Some(s.index.similarities(&q)),
+            Err(e) => {
+                tracing::warn!(error = %e, "question embedding failed");
+                None
+            }
+        }
+    }
+
+    fn repo_name(&self) -> String {
+        self.repo
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.repo.root.display().to_string())
+    }
+
+    pub fn query(&self, q: &Query) -> Answer {
+        let g = &self.repo.graph;
+        let question = self.boilerplate.strip(&q.question);
+        let query_terms = crate::index::bm25::query_terms(&question);
+        let long = crate::rank::is_long_question(&query_terms);
+        let sims = if long {
+            None
+        } else {
+            self.similarities(&question)
+        };
+        let t = Instant::now();
+        let mut ranked = rank(
+            g,
+            &self.index,
+            &question,
+            &query_terms,
+            sims.as_deref(),
+            q.ranker,
+            &self.config.rank,
+        );
+        tracing::debug!(us = t.elapsed().as_micros() as u64, "ranked");
+        let mut already_shown = Vec::new();
+        if !q.exclude.is_empty() {
+            let mut position = 0;
+            ranked.retain(|r| {
+                position += 1;
+                let id = node_id(g, r.node);
+                let keep = !q.exclude.contains(&id);
+                // Name only the excluded nodes that ranked near the top: the ones the answer
+                // would have shown.
+                if !keep && position <= 12 {
+                    already_shown.push(id);
+                }
+                keep
+            });
+        }
+        // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
+        let terms: std::collections::HashMap<String, f32> = query_terms
+            .iter()
+            .filter_map(|(t, w)| self.index.content.idf(t).map(|idf| (t.clone(), w * idf)))
+            .collect();
+        let provenance = Provenance {
+            repo: self.repo_name(),
+            freshness: q
+                .freshness
+                .clone()
+                .unwrap_or_else(|| self.freshness.clone()),
+            semantic_coverage: self.semantic_coverage(),
+            semantic_note: if long {
+                Some("semantic signal not used for long questions: their words decide".into())
+            } else if self.semantic.is_none()
+                && let Some(now) = &q.semantic_note
+            {
+                Some(format!("{now}; ranking without semantics"))
+            } else {
+                self.semantic_note()
+            },
+            already_shown,
+        };
+        let packer = Packer {
+            g,
+            sources: &self.sources,
+            lines: &self.lines,
+            enc: q.encoding,
+            terms: &terms,
+            tuning: &self.config.pack,
+        };
+        let mut a = crate::pack::fit_answer(
+            &packer,
+            &ranked,
+            q.budget,
+            |selection| {
+                answer(RenderInput {
+                    g,
+                    sources: &self.sources,
+                    ranked: &ranked,
+                    selection,
+                    provenance: provenance.clone(),
+                    budget: q.budget,
+                    enc: q.encoding,
+                    show_savings: q.show_savings,
+                })
+            },
+            |a| a.tokens,
+        );
+        tracing::debug!(
+            us = t.elapsed().as_micros() as u64,
+            "ranked, selected and rendered"
+        );
+        a.ranking = crate::render::explain(g, &ranked, q.explain);
+        a.confidence = match_strength(&query_terms, &a.text, |t| self.index.content.idf(t));
+        a.names_repo = ranked
+            .iter()
+            .take(MENTION_POOL)
+            .any(|r| r.ranks.mention.is_some());
+        a
+    }
+
+    /// Every candidate the ranker would consider for `question`, with its features (no
+    /// semantics: the model is trained without vectors).
+    pub fn candidate_features(&self, question: &str) -> Vec<CandidateFeatures> {
+        let g = &self.repo.graph;
+        let question = self.boilerplate.strip(question);
+        let terms = crate::index::bm25::query_terms(&question);
+        crate::rank::candidate_features(g, &self.index, &question, &terms)
+            .into_iter()
+            .map(|(node, x)| {
+                let def = g.def(node);
+                CandidateFeatures {
+                    id: node_id(g, node),
+                    path: g.file_of(node).path.clone(),
+                    kind: def.kind.name(),
+                    start: def.start_line,
+                    end: def.end_line,
+                    members: g
+                        .members(node)
+                        .into_iter()
+                        .map(|m| (g.def(m).start_line, g.def(m).end_line))
+                        .collect(),
+                    x: x.to_vec(),
+                }
+            })
+            .collect()
+    }
+
+    /// The self-contained HTML page of this repository's graph; with a question, the nodes its
+    /// answer (at 4000 tokens) would show are highlighted.
+    pub fn graph_page(&self, question: Option<&str>) -> String {
+        let highlight: Vec<String> = question
+            .filter(|q| !q.trim().is_empty())
+            .map(|q| {
+                self.query(&Query {
+                    question: q.to_string(),
+                    budget: 4000,
+                    ..Query::default()
+                })
+                .nodes
+                .into_iter()
+                .map(|n| n.id)
+                .collect()
+            })
+            .unwrap_or_default();
+        crate::render::graph::page(&self.repo.graph, &self.repo_name(), &highlight)
+    }
+
+    /// The codebase map as Markdown (see [`crate::render::map`]).
+    pub fn codebase_map(&self) -> String {
+        crate::render::map::codebase_map(&self.repo.graph, &self.repo_name())
+    }
+
+    /// The whole source of nodes named by id (`path#Qualified.name[@line]`) or by range
+    /// (`path:start-end`).
+    pub fn expand(&self, ids: &[String]) -> Result<String, EngineError> {
+        let g = &self.repo.graph;
+        let mut out = String::new();
+        for id in ids {
+            let chars = id.chars().count();
+            if chars > MAX_ID_CHARS {
+                return Err(EngineError::IdTooLong(chars));
+            }
+            if let Some(node) = (0..g.nodes.len() as u32).find(|&n| node_id(g, n) == *id) {
+                let file = g.nodes[node as usize].file;
+                let starts = line_starts(&self.sources[file as usize]);
+                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts));
+                continue;
+            }
+            let (path, range) = id.rsplit_once(':').ok_or_else(|| unknown_id(id))?;
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            let (Ok(a), Ok(b), Some(file)) =
+                (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path))
+            else {
+                return Err(unknown_id(id));
+            };
+            let src = &self.sources[file as usize];
+            let starts = line_starts(src);
+            let lang = g.files[file as usize].lang;
+            out.push_str(&format!(
+                "### {path}:{a}-{b}\n```{}\n",
+                crate::pack::block::fence_lang(lang)
+            ));
+            for (i, line) in crate::lines::lines_of(src, &starts, a.max(1), b.max(a))
+                .iter()
+                .enumerate()
+            {
+                out.push_str(&format!("{}\t{}\n", a.max(1) + i as u32, line));
+            }
+            out.push_str("```\n");
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_question_at_any_budget_answers_within_it() {
+        let dir = std::env::temp_dir().join(format!("fittok-engine-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "/// Adds.\npub fn add(a: i32, b: i32) -> i32 { a + b }\npub struct Calc;\nimpl Calc {\n    pub fn total(&self, xs: &[i32]) -> i32 { xs.iter().fold(0, |a, &b| add(a, b)) }\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("README.md"), "# Calc\n\nAdds numbers.\n").unwrap();
+        let engine = Engine::open(&dir, Default::default()).unwrap();
+        let questions = [
+            "",
+            "   ",
+            "how does Calc total numbers?",
+            "Étrange_nom ÉcoleNormale 東京 `add` --flag src/lib.rs:3",
+            &"word ".repeat(2000),
+        ];
+        let rankers = [
+            crate::rank::Ranker::Auto,
+            crate::rank::Ranker::Fusion,
+            crate::rank::Ranker::Learned,
+        ];
+        for (q, ranker) in questions.iter().flat_map(|q| rankers.map(|r| (q, r))) {
+            for budget in [0, 1, 30, 120, 1000] {
+                let a = engine.query(&Query {
+                    question: q.to_string(),
+                    budget,
+                    ranker,
+                    ..Query::default()
+                });
+                assert!(
+                    budget == 0 || a.tokens <= budget,
+                    "{q:?} {budget}: {}",
+                    a.tokens
+                );
+                assert_eq!(a.tokens, crate::tokens::count(Encoding::Cl100k, &a.text));
+            }
+        }
+        // Every ranker shows `Calc::total`'s code: on its own, or inside `impl Calc` shown
+        // whole (the learned ranker puts the impl first on this tiny repository).
+        for ranker in rankers {
+            let a = engine.query(&Query {
+                question: "total of numbers in Calc".into(),
+                budget: 1000,
+                ranker,
+                ..Query::default()
+            });
+            assert!(
+                a.text.contains("pub fn total(&self, xs: &[i32])"),
+                "{ranker:?}: {}",
+                a.text
+            );
+        }
+        assert!(
+            engine
+                .expand(&["src/lib.rs#Calc::total".into()])
+                .unwrap()
+                .contains("fold")
+        );
+        assert!(engine.expand(&["nope#x".into()]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn temp_repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fittok-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    fn ask(dir: &Path, question: &str, budget: usize) -> Answer {
+        ask_with(dir, question, budget, crate::rank::Ranker::default())
+    }
+
+    fn ask_with(dir: &Path, question: &str, budget: usize, ranker: crate::rank::Ranker) -> Answer {
+        Engine::open(dir, Default::default())
+            .unwrap()
+            .query(&Query {
+                question: question.into(),
+                budget,
+                ranker,
+                ..Query::default()
+            })
+    }
+
+    #[test]
+    fn the_best_files_header_comes_with_its_code() {
+        let dir = temp_repo(
+            "header",
+            &[(
+                "pkg/retry.py",
+                "\"\"\"Retry policy.\"\"\"\nimport time\nfrom pkg.clock import monotonic_deadline\n\nMAX_RETRIES = 5\n\n\ndef retry_request(send, attempts):\n    for i in range(attempts):\n        if send():\n            return True\n        time.sleep(2 ** i)\n    return False\n",
+            )],
+        );
+        let a = ask(&dir, "how is a request retried", 1500);
+        assert!(a.text.contains("def retry_request"), "{}", a.text);
+        assert!(
+            a.text.contains("from pkg.clock import monotonic_deadline")
+                && a.text.contains("MAX_RETRIES = 5"),
+            "{}",
+            a.text
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn help_text_ranks_below_the_code_unless_docs_are_asked_for() {
+        let help: String = (0..12)
+            .map(|i| format!("Multiple patterns are combined; each pattern is searched {i}.\n"))
+            .collect();
+        let dir = temp_repo(
+            "prose",
+            &[(
+                "src/app.rs",
+                &format!(
+                    "fn flag_regexp() {{\n    const LONG: &str = \"\\\n{help}\";\n}}\n\npub fn combine_patterns(patterns: &[String]) -> String {{\n    patterns.join(\"|\")\n}}\n"
+                ),
+            )],
+        );
+        let first = |a: &Answer| {
+            let code = a.text.find("fn combine_patterns").unwrap_or(usize::MAX);
+            let text = a.text.find("const LONG").unwrap_or(usize::MAX);
+            assert!(code.min(text) < usize::MAX, "{}", a.text);
+            if code < text { "code" } else { "help" }
+        };
+        // Fusion's demotion of prose is what this holds. The learned ranker has no such rule
+        // and trusts body BM25 more: on this two-function file it puts the function holding
+        // the help text first (the help text itself, a prose constant, still comes after the
+        // code in both).
+        let fusion = crate::rank::Ranker::Fusion;
+        assert_eq!(
+            first(&ask_with(
+                &dir,
+                "how are multiple patterns combined",
+                4000,
+                fusion
+            )),
+            "code"
+        );
+        assert_eq!(
+            first(&ask_with(
+                &dir,
+                "where are multiple patterns combined in the docs",
+                4000,
+                fusion
+            )),
+            "help"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cut_python_function_shows_code_not_its_docstring() {
+        let doc: String = (0..120)
+            .map(|i| format!("    Parameter notes line {i} about the temperature model.\n"))
+            .collect();
+        let body: String = (0..60)
+            .map(|i| format!("    step_{i} = compute(temperature, {i})\n"))
+            .collect();
+        let src = format!(
+            "def fuentes(temperature):\n    \"\"\"Fuentes model.\n\n{doc}    \"\"\"\n{body}    return step_59\n"
+        );
+        let dir = temp_repo("docstring", &[("model.py", &src)]);
+        let a = ask(&dir, "fuentes temperature compute", 1200);
+        assert!(a.text.contains("def fuentes"), "{}", a.text);
+        assert!(a.text.contains("= compute(temperature"), "{}", a.text);
+        assert!(!a.text.contains("Parameter notes line 60"), "{}", a.text);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,335 @@
+//! Fitted Information Trees: a large Markdown document becomes a root under a token threshold
+//! that keeps what matters inline and ends each split-off section with a link to a
+//! subdocument (`→ [stem/name.md](stem/name.md) (~N tokens)`), recursively, losing nothing.
+//!
+//! Invariants (tested here and by `../shared/eval/fit/check_fit.py`): every file ≤ the hard
+//! threshold; links are plain relative links whose text is their target; annotations are the
+//! target file's own estimate; a link is the last thing in its section; every non-blank line
+//! of the original is reachable, in order, by replacing links with their targets; nothing
+//! before the first heading is lost; no two sections share a file; line endings are kept; a
+//! fitted root is left as it is (re-running changes no byte).
+
+pub mod scan;
+mod split;
+#[cfg(test)]
+mod tests;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+use crate::tokens::{Encoding, count};
+
+/// How sizes are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Estimator {
+    /// The real tokenizer.
+    #[default]
+    Cl100k,
+    /// The original tool's estimate: chars/4 (chars/3.5 for a text that is one code fence).
+    Chars4,
+}
+
+impl Estimator {
+    pub fn count(self, text: &str) -> usize {
+        match self {
+            Estimator::Cl100k => count(Encoding::Cl100k, text),
+            Estimator::Chars4 => {
+                if text.is_empty() {
+                    return 0;
+                }
+                let chars = text.chars().count() as f64;
+                let s = text.trim();
+                if s.starts_with("```") && s.ends_with("```") && s != "```" {
+                    (chars / 3.5) as usize
+                } else {
+                    (chars / 4.0) as usize
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FitOptions {
+    /// 1, 1.5 (code first), 2 (lexical teasers), 2.5 (query-fitted).
+    pub level: f32,
+    pub soft: usize,
+    pub hard: usize,
+    /// Sections up to this size are kept inline while the root stays under `soft`.
+    pub inline_threshold: usize,
+    /// Step by which the inline threshold shrinks while the root is too big.
+    pub inline_reduction: usize,
+    /// A section whose split would save less than this is kept inline.
+    pub trivial_extension: usize,
+    /// Fewest sections a heading level must give to split at it (≥ 2).
+    pub min_segments: usize,
+    /// Code languages kept nearest the root at level ≥ 1.5, in priority order.
+    pub inline_languages: Vec<String>,
+    pub estimator: Estimator,
+    /// The question sections are fitted to at level 2.5.
+    pub query: Option<String>,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            level: 1.0,
+            soft: 3000,
+            hard: 5000,
+            inline_threshold: 600,
+            inline_reduction: 100,
+            trivial_extension: 25,
+            min_segments: 3,
+            inline_languages: vec!["python".into(), "javascript".into(), "typescript".into()],
+            estimator: Estimator::Cl100k,
+            query: None,
+        }
+    }
+}
+
+/// A language model's judgement, for levels 3–4: a summary of a section, and which sections
+/// matter most (for the reader, or for a task).
+pub trait Advisor: Sync {
+    /// One or two sentences saying what `section` holds.
+    fn summary(&self, section: &str) -> Result<String, String>;
+    /// Indices of `sections` (title and opening line each), most important first.
+    fn importance(&self, sections: &[String], task: Option<&str>) -> Result<Vec<usize>, String>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} is not valid UTF-8 Markdown")]
+    NotUtf8(PathBuf),
+    #[error(
+        "{0} is not a Markdown file (expected .md, .markdown, .mdown, .mkd, .mkdn or .mdx); nothing written"
+    )]
+    NotMarkdown(PathBuf),
+    #[error("{0} holds binary data, not Markdown text; nothing written")]
+    Binary(PathBuf),
+    #[error("soft threshold {soft} must be positive and at most the hard threshold {hard}")]
+    Thresholds { soft: usize, hard: usize },
+    #[error("level {0} is not one of 1, 1.5, 2, 2.5, 3, 3.5, 4")]
+    Level(f32),
+    #[error("levels 3-4 need an LLM endpoint: pass --llm-base-url (and --llm-model)")]
+    NoAdvisor,
+    #[error("the LLM failed, nothing written: {0}")]
+    Llm(String),
+    #[error(
+        "{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)"
+    )]
+    NotOurs(PathBuf),
+}
+
+/// One file of a tree.
+#[derive(Debug, Clone)]
+pub struct FitFile {
+    /// Relative to the root's directory; the root itself is its file name.
+    pub rel: String,
+    pub tokens: usize,
+    pub text: String,
+}
+
+/// What `generate` did or would do.
+#[derive(Debug, Clone)]
+pub struct FitReport {
+    pub root: PathBuf,
+    /// Root first, then subdocuments in link order.
+    pub files: Vec<FitFile>,
+    /// Nothing to do: the document fits, or it is already a fitted root.
+    pub unchanged: Option<&'static str>,
+    pub backup: Option<PathBuf>,
+}
+
+/// Sizes against thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Fits,
+    OverSoft,
+    OverHard,
+}
+
+pub fn verdict(tokens: usize, opts: &FitOptions) -> Verdict {
+    if tokens > opts.hard {
+        Verdict::OverHard
+    } else if tokens > opts.soft {
+        Verdict::OverSoft
+    } else {
+        Verdict::Fits
+    }
+}
+
+/// Why a file is over the hard threshold when the planner could not help it: it holds a
+/// line longer than hard, and lines are never split. `None` when no single line explains it.
+pub fn unsplittable_line(text: &str, opts: &FitOptions) -> Option<String> {
+    let (line, tokens) = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, opts.estimator.count(l)))
+        .max_by_key(|&(_, t)| t)?;
+    (tokens > opts.hard).then(|| {
+        format!(
+            "line {line} alone is {} tokens; lines are never split",
+            thousands(tokens)
+        )
+    })
+}
+
+/// Whether a file name says Markdown.
+pub fn is_markdown_name(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        ["md", "markdown", "mdown", "mkd", "mkdn", "mdx"].contains(&e.to_ascii_lowercase().as_str())
+    })
+}
+
+/// The lowercased stem naming a document's subdocument folder (`BERNARD.md` → `bernard`).
+pub fn stem_of(file_name: &str) -> String {
+    file_name
+        .rsplit_once('.')
+        .map_or(file_name, |(stem, _)| stem)
+        .to_lowercase()
+}
+
+fn check(opts: &FitOptions) -> Result<(), FitError> {
+    if opts.soft == 0 || opts.soft > opts.hard {
+        return Err(FitError::Thresholds {
+            soft: opts.soft,
+            hard: opts.hard,
+        });
+    }
+    if ![1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0].contains(&opts.level) {
+        return Err(FitError::Level(opts.level));
+    }
+    Ok(())
+}
+
+/// Whether `text` is already a fitted root: it links into its own subdocument folder and the
+/// targets exist.
+fn is_fitted(text: &str, dir: &Path, stem: &str) -> bool {
+    scan::scan(text)
+        .iter()
+        .filter(|l| l.link && !l.in_fence)
+        .any(|l| {
+            let t = l.text;
+            t.split_once("](")
+                .and_then(|(_, r)| r.split_once(')'))
+                .is_some_and(|(target, _)| {
+                    target.starts_with(&format!("{stem}/")) && dir.join(target).is_file()
+                })
+        })
+}
+
+/// Plans the tree of `text` (the document named `file_name`) without touching the disk.
+pub fn plan(text: &str, file_name: &str, opts: &FitOptions) -> Result<Vec<FitFile>, FitError> {
+    plan_with(text, file_name, opts, None)
+}
+
+/// Plans with a language model's advice (levels 3–4 require one).
+pub fn plan_with(
+    text: &str,
+    file_name: &str,
+    opts: &FitOptions,
+    advisor: Option<&dyn Advisor>,
+) -> Result<Vec<FitFile>, FitError> {
+    check(opts)?;
+    if opts.level >= 3.0 && advisor.is_none() {
+        return Err(FitError::NoAdvisor);
+    }
+    split::Planner::new(text, opts, advisor)
+        .run(file_name, &stem_of(file_name))
+        .map_err(FitError::Llm)
+}
+
+/// Fits the document at `path` in place: root at the same path, subdocuments in the folder
+/// beside it, the original kept once as `<name>.unfit.md`. With `dry_run`, writes nothing.
+pub fn generate(path: &Path, opts: &FitOptions, dry_run: bool) -> Result<FitReport, FitError> {
+    generate_with(path, opts, dry_run, None)
+}
+
+/// `generate` with a language model's advice (levels 3–4). When the model fails, nothing is
+/// written.
+pub fn generate_with(
+    path: &Path,
+    opts: &FitOptions,
+    dry_run: bool,
+    advisor: Option<&dyn Advisor>,
+) -> Result<FitReport, FitError> {
+    check(opts)?;
+    // Fitting rewrites the file in place: only ever a Markdown document (an agent may name
+    // any file).
+    if !is_markdown_name(path) {
+        return Err(FitError::NotMarkdown(path.to_path_buf()));
+    }
+    let io = |source| FitError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    if bytes.contains(&0) {
+        return Err(FitError::Binary(path.to_path_buf()));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| FitError::NotUtf8(path.to_path_buf()))?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "document.md".into());
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let stem = stem_of(&file_name);
+    let tokens = opts.estimator.count(&text);
+    let unchanged_report = |why| FitReport {
+        root: path.to_path_buf(),
+        files: vec![FitFile {
+            rel: file_name.clone(),
+            tokens,
+            text: String::new(),
+        }],
+        unchanged: Some(why),
+        backup: None,
+    };
+    if is_fitted(&text, &dir, &stem) {
+        return Ok(unchanged_report("already a fitted root"));
+    }
+    if tokens <= opts.soft {
+        return Ok(unchanged_report("fits as it is"));
+    }
+    let files = plan_with(&text, &file_name, opts, advisor)?;
+    let mut report = FitReport {
+        root: path.to_path_buf(),
+        files,
+        unchanged: None,
+        backup: None,
+    };
+    if dry_run {
+        return Ok(report);
+    }
+    write::check(&dir, &report.files, &dir.join(&stem), true)?;
+    let backup = dir.join(format!("{stem}.unfit.md"));
+    if !backup.exists() {
+        std::fs::write(&backup, &text).map_err(|source| FitError::Io {
+            path: backup.clone(),
+            source,
+        })?;
+        report.backup = Some(backup);
+    }
+    // Subdocuments first, the root last, each atomically: an interrupted run leaves the
+    // original in place; a file fittok did not write is never replaced.
+    write::write_tree(&dir, &report.files, &dir.join(&stem), true)?;
+    Ok(report)
+}
+
+/// `1760` → `1,760`: token counts as people read them in link annotations.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

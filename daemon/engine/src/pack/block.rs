@@ -1,0 +1,174 @@
+//! One node's code block: `### path:start-end kind name`, then its lines, numbered, fenced.
+//! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
+
+use crate::index::Sources;
+use crate::lines::lines_of;
+use crate::link::Graph;
+use crate::model::{DefKind, Lang};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Whole,
+    /// Header and member signatures; members in `full` are shown whole.
+    Skeleton,
+    /// The first `n` lines.
+    Head(u32),
+    /// The first line, then lines `a..=b`: the part of a long function the question is about.
+    Window(u32, u32),
+}
+
+/// The info string of a code fence: the language's own name is what Markdown renderers know.
+pub fn fence_lang(lang: Lang) -> &'static str {
+    lang.name()
+}
+
+/// The stable id of a node: `path#qualified_name`, with `@line` when the name repeats in the
+/// file.
+pub fn node_id(g: &Graph, node: u32) -> String {
+    let def = g.def(node);
+    let file = g.file_of(node);
+    if def.kind == DefKind::File {
+        return file.path.clone();
+    }
+    let dup = file
+        .definitions
+        .iter()
+        .filter(|d| d.qualified_name == def.qualified_name)
+        .count()
+        > 1;
+    if dup {
+        format!("{}#{}@{}", file.path, def.qualified_name, def.start_line)
+    } else {
+        format!("{}#{}", file.path, def.qualified_name)
+    }
+}
+
+fn push_numbered(out: &mut String, first: u32, lines: &[String]) {
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(&format!("{}\t{}\n", first + i as u32, line));
+    }
+}
+
+/// Renders one node. `starts` are the line starts of the node's file.
+pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usize]) -> String {
+    let nr = g.nodes[node as usize];
+    let def = g.def(node);
+    let file = g.file_of(node);
+    let src = &sources[nr.file as usize];
+    let mut out = String::new();
+    let last = match mode {
+        Mode::Head(n) => (def.start_line + n.max(1) - 1).min(def.end_line),
+        _ => def.end_line,
+    };
+    out.push_str(&format!(
+        "### {}:{}-{} {}{}\n```{}\n",
+        file.path,
+        def.start_line,
+        def.end_line,
+        // An impl block's name already says `impl …`; a file's name is its path.
+        match def.kind {
+            DefKind::Impl => def.qualified_name.clone(),
+            DefKind::File => "file".to_string(),
+            kind => format!("{} {}", kind.name(), def.qualified_name),
+        },
+        match mode {
+            Mode::Whole => "",
+            Mode::Skeleton => " (outline)",
+            Mode::Head(_) => " (head)",
+            Mode::Window(..) => " (excerpt)",
+        },
+        fence_lang(file.lang)
+    ));
+    let outline = def.kind.is_container() || def.kind == DefKind::File;
+    match mode {
+        Mode::Whole => {
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, def.end_line),
+            );
+        }
+        Mode::Head(_) if !outline => {
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, last),
+            );
+            if last < def.end_line {
+                out.push_str(&format!(
+                    "… {} more lines: expand {}\n",
+                    def.end_line - last,
+                    node_id(g, node)
+                ));
+            }
+        }
+        Mode::Window(a, b) => {
+            let a = a.max(def.start_line + 1);
+            push_numbered(
+                &mut out,
+                def.start_line,
+                &lines_of(src, starts, def.start_line, def.start_line),
+            );
+            if a > def.start_line + 1 {
+                out.push_str("⋮\n");
+            }
+            let b = b.min(def.end_line);
+            push_numbered(&mut out, a, &lines_of(src, starts, a, b));
+            if b < def.end_line {
+                out.push_str(&format!(
+                    "⋮ {} more lines: expand {}\n",
+                    def.end_line - b,
+                    node_id(g, node)
+                ));
+            }
+        }
+        Mode::Skeleton | Mode::Head(_) => {
+            let lines = outline_lines(g, src, starts, node);
+            let keep = match mode {
+                Mode::Head(n) => (n as usize).min(lines.len()),
+                _ => lines.len(),
+            };
+            for l in &lines[..keep] {
+                out.push_str(l);
+            }
+            if keep < lines.len() {
+                out.push_str(&format!(
+                    "… {} more outline lines: expand {}\n",
+                    lines.len() - keep,
+                    node_id(g, node)
+                ));
+            }
+        }
+    }
+    out.push_str("```\n");
+    out
+}
+
+/// A container's or file's outline: its own lines verbatim (blank ones dropped), each member
+/// as one signature line.
+fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
+    let def = g.def(node);
+    let members = g.members(node);
+    let mut out = Vec::new();
+    let mut line = def.start_line;
+    let mut next = members.iter().peekable();
+    while line <= def.end_line {
+        if let Some(&&m) = next.peek() {
+            let md = g.def(m);
+            if md.start_line <= line {
+                out.push(format!("{}\t{} …\n", md.start_line, md.signature));
+                line = line.max(md.end_line + 1);
+                next.next();
+                continue;
+            }
+        }
+        match lines_of(src, starts, line, line).pop() {
+            Some(text) if !text.trim().is_empty() => out.push(format!("{line}\t{text}\n")),
+            Some(_) => {}
+            None => break,
+        }
+        line += 1;
+    }
+    out
+}

@@ -1,0 +1,95 @@
+//! An answer's budget: the code gets what the text around it (provenance, map, referenced
+//! signatures, pointers) leaves. That text depends on what is selected, so packing runs a few
+//! rounds — select, lay out, count — shrinking the code's share when the answer overshoots and
+//! growing it when reserves went unused, and keeps the fullest answer that fits.
+
+use super::{Packer, Selection};
+use crate::rank::Ranked;
+
+/// Provenance line and reading note, in tokens.
+const FRAME_TOKENS: usize = 70;
+/// First guesses for the map, referenced signatures and pointers: shares of the budget, each
+/// capped (they stop growing with the budget: 8 files, 8 signatures, 8 pointers at most).
+const MAP_SHARE: (usize, usize) = (12, 300);
+const REFERENCED_SHARE: (usize, usize) = (8, 250);
+const POINTERS_SHARE: (usize, usize) = (6, 150);
+/// Rounds of select → lay out → count. Measured on the dev benchmark, answers settle within
+/// three; five bounds the cost of an unlucky question.
+const ROUNDS: usize = 5;
+/// Unused tokens below this are not worth another round.
+const ENOUGH_SLACK: usize = 60;
+/// Growing the code's share by all the slack overshoots as often as not (new blocks bring map
+/// lines and signatures): keep this much back.
+const GROW_MARGIN: usize = 30;
+/// Shrinking by exactly the overshoot lands on the edge; take this much more.
+const SHRINK_MARGIN: usize = 20;
+
+/// The code's share of `budget` before the first round: the budget less the first guesses
+/// for the text around the code, but never below half of it (0 = no cap).
+pub fn first_code_budget(budget: usize) -> usize {
+    if budget == 0 {
+        return 0;
+    }
+    let share = |(percent, cap): (usize, usize)| (budget * percent / 100).min(cap);
+    budget
+        .saturating_sub(
+            FRAME_TOKENS + share(MAP_SHARE) + share(REFERENCED_SHARE) + share(POINTERS_SHARE),
+        )
+        .max(budget / 2)
+}
+
+/// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: one round): `lay_out`
+/// turns a selection into an answer, `tokens` counts it. The fullest answer within the budget
+/// wins; if none fits (a budget too small for anything but the frame), the last try.
+pub fn fit_answer<A>(
+    packer: &Packer<'_>,
+    ranked: &[Ranked],
+    budget: usize,
+    mut lay_out: impl FnMut(Selection) -> A,
+    tokens: impl Fn(&A) -> usize,
+) -> A {
+    let mut code_budget = first_code_budget(budget);
+    let mut best: Option<(A, usize)> = None;
+    let mut over: Option<A> = None;
+    for _ in 0..ROUNDS {
+        let a = lay_out(packer.select(ranked, code_budget));
+        if budget == 0 {
+            return a;
+        }
+        let n = tokens(&a);
+        if n <= budget {
+            let slack = budget - n;
+            let fuller = best.as_ref().is_none_or(|(_, b)| n > *b);
+            if fuller {
+                best = Some((a, n));
+            }
+            if slack < ENOUGH_SLACK {
+                break;
+            }
+            code_budget += slack - GROW_MARGIN;
+        } else {
+            code_budget = code_budget.saturating_sub(n - budget + SHRINK_MARGIN);
+            over = Some(a);
+        }
+    }
+    match (best, over) {
+        (Some((a, _)), _) => a,
+        (None, Some(a)) => a,
+        // ROUNDS > 0: a round always leaves one or the other.
+        (None, None) => lay_out(packer.select(ranked, code_budget)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_code_budget;
+
+    #[test]
+    fn the_code_gets_most_of_a_budget_and_at_least_half() {
+        assert_eq!(first_code_budget(0), 0);
+        // 4000: 70 + 300 + 250 + 150 reserved.
+        assert_eq!(first_code_budget(4000), 3230);
+        // 200: the shares would leave less than half.
+        assert_eq!(first_code_budget(200), 100);
+    }
+}

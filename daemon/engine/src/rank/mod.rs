@@ -1,0 +1,473 @@
+//! Stage 5: rank every node against a question and fuse the signals.
+//!
+//! Each signal ranks nodes on its own: content BM25, summary BM25, semantic similarity (when
+//! vectors exist) and PageRank personalised on the lexical and semantic hits. Reciprocal rank
+//! fusion (k = 60) combines ranks, so no signal's score scale can dominate. Tests and docs —
+//! Markdown sections, and constants that are mostly string literal (help text, templates) —
+//! are demoted unless the question asks for them.
+
+pub mod features;
+pub mod learned;
+pub mod mentions;
+
+use crate::index::Index;
+use crate::index::pagerank::pagerank;
+use crate::link::Graph;
+use crate::model::DefKind;
+
+/// RRF's constant: ranks 1 and 10 differ by a factor of about 1.15, not 10.
+const RRF_K: f32 = 60.0;
+/// The constant of the rank-shaped scores the learned order is handed on with: the best 4
+/// are near-ties, an uncapped answer ends after about 15.
+const LEARNED_RANK_K: f32 = 10.0;
+/// How much the fusion order still counts beside the learned one.
+const FUSION_SHARE: f32 = 1.0;
+/// Questions with more distinct terms than this are "long" (see the semantic signal).
+const LONG_QUESTION_TERMS: usize = 40;
+
+/// Whether a question is long enough that lexical evidence should decide alone.
+pub fn is_long_question(terms: &[(String, f32)]) -> bool {
+    terms.len() > LONG_QUESTION_TERMS
+}
+/// How deep each signal's ranking goes into the candidate pool.
+const SIGNAL_DEPTH: usize = 150;
+/// Nodes from the personalised PageRank that join the pool (the best hits' neighbourhood).
+/// On the dev benchmark, deeper or heavier graph ranks displaced lexical hits: at 4000 tokens
+/// weight 1 over 40 nodes gave 31.1 % hunk recall, weight 0 gave 41.1 %, 0.3 over 15 41.6 %.
+const GRAPH_DEPTH: usize = 15;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SignalRanks {
+    pub content: Option<u32>,
+    pub summary: Option<u32>,
+    pub semantic: Option<u32>,
+    pub graph: Option<u32>,
+    pub mention: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Ranked {
+    pub node: u32,
+    pub score: f32,
+    pub ranks: SignalRanks,
+}
+
+/// Per-signal weights in the fusion (`FITTOK_RANK_WEIGHTS` sets them, for tuning; the
+/// defaults are what measured best).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub content: f32,
+    pub summary: f32,
+    pub semantic: f32,
+    pub graph: f32,
+    pub mention: f32,
+}
+
+impl Default for Weights {
+    fn default() -> Weights {
+        Weights {
+            content: 1.0,
+            summary: 1.0,
+            semantic: 1.0,
+            graph: 0.3,
+            mention: 1.0,
+        }
+    }
+}
+
+/// Ranking's tuning knobs (see [`crate::Config`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    pub weights: Weights,
+    /// Personalised PageRank iterations: walks longer than 20 steps carry under 4 % of a
+    /// seed's mass (0.85^20), and each step costs a pass over every edge.
+    pub ppr_iterations: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            weights: Weights::default(),
+            ppr_iterations: 20,
+        }
+    }
+}
+
+/// What the question asks for beyond code.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Intent {
+    pub tests: bool,
+    pub docs: bool,
+}
+
+impl Intent {
+    pub fn of(question: &str) -> Intent {
+        // A short question that names tests or docs asks for them. A long one (an issue) names
+        // them in passing — "I tested", a test in the reproduction, a pytest issue about test
+        // collection — so there only its title, the one deliberate line, says what it is about.
+        let short = question.len() < 400;
+        let asked = if short {
+            question
+        } else {
+            question
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+        };
+        let lower = asked.to_lowercase();
+        let has = |set: &[&str]| {
+            lower
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| set.contains(&w))
+        };
+        Intent {
+            tests: has(&[
+                "test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures",
+            ]),
+            docs: has(&[
+                "doc",
+                "docs",
+                "documentation",
+                "readme",
+                "guide",
+                "documented",
+            ]),
+        }
+    }
+}
+
+/// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
+fn order(scores: &[f32], depth: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..scores.len() as u32)
+        .filter(|&i| scores[i as usize] > 0.0)
+        .collect();
+    let depth = depth.min(v.len());
+    if depth == 0 {
+        return Vec::new();
+    }
+    v.select_nth_unstable_by(depth - 1, |&a, &b| {
+        scores[b as usize]
+            .total_cmp(&scores[a as usize])
+            .then(a.cmp(&b))
+    });
+    v.truncate(depth);
+    v.sort_by(|&a, &b| {
+        scores[b as usize]
+            .total_cmp(&scores[a as usize])
+            .then(a.cmp(&b))
+    });
+    v
+}
+
+/// Which model orders the candidates.
+///
+/// The learned model was trained on commit messages: nearly all of them short (median 63
+/// characters, 90 % under about 40 query terms). Issue texts are another distribution
+/// (median 1,169 characters, tracebacks, code). On the dev benchmark the learned order wins
+/// where its training resembles the question and loses where it does not: title-only
+/// questions at 4000 tokens 37.3 % (fusion) → 40.2 % (learned), full issue texts 50.7 % →
+/// 48.3 %. `Auto` therefore asks the model for short questions and fusion for long ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ranker {
+    /// The learned ranker for questions of at most [`LONG_QUESTION_TERMS`] query terms
+    /// answered without vectors (the model never saw them in training); reciprocal rank
+    /// fusion otherwise.
+    #[default]
+    Auto,
+    /// The learned ranker ([`learned`]) over every signal's features, blended with the fusion
+    /// order; reciprocal rank fusion when the shipped model does not fit this build.
+    Learned,
+    /// Reciprocal rank fusion of the signals (k = 60), with tests and docs demoted. Regions
+    /// (code outside definitions) are left to the learned ranker: fused with the other
+    /// signals they cost recall at 4000 tokens (50.7 → 48.3 %).
+    Fusion,
+}
+
+/// Every signal's view of one question, before the candidates are ordered.
+struct Signals {
+    content: Vec<f32>,
+    summary: Vec<f32>,
+    mention: Vec<f32>,
+    /// Personalised PageRank weighted by centrality (zeros when not run).
+    graph: Vec<f32>,
+    /// Semantic order, when the question uses it.
+    semantic: Option<Vec<u32>>,
+    /// The fused candidate pool: reciprocal rank fusion with demotions.
+    fused: std::collections::HashMap<u32, Ranked>,
+    intent: Intent,
+}
+
+fn signals(
+    g: &Graph,
+    ix: &Index,
+    question: &str,
+    terms: &[(String, f32)],
+    semantic: Option<&[f32]>,
+    tuning: &Tuning,
+) -> Signals {
+    let n = g.nodes.len();
+    let content_scores = ix.content.score(terms);
+    let content = order(&content_scores, SIGNAL_DEPTH);
+    let w = tuning.weights;
+    let summary_scores = ix.summary.score(terms);
+    let summary = order(&summary_scores, SIGNAL_DEPTH);
+    let mention_scores = mentions::Mentions::of(question).scores(g);
+    // Mentions break ties by content relevance: a mentioned file's best functions come first.
+    let mention_rank: Vec<f32> = mention_scores
+        .iter()
+        .zip(&content_scores)
+        .map(|(m, c)| if *m > 0.0 { m * 1000.0 + c } else { 0.0 })
+        .collect();
+    let mention = order(&mention_rank, SIGNAL_DEPTH);
+    // A long question (an issue with logs and tracebacks) is rich in words and names, and one
+    // 256-token embedding of it is diluted: on the dev benchmark the semantic signal cost
+    // recall there at every weight tried (24 instances at 4000 tokens: 50.0 % hunk recall
+    // without it; 39.2 % fused at weight 1, 43.2 % re-ranking the lexical pool, 45.9 % at
+    // weight 0.2). A short question may be a paraphrase sharing no word with the code, which
+    // only the semantic signal can bridge: there it ranks every node.
+    let semantic = semantic.filter(|_| !is_long_question(terms)).map(|s| {
+        let clean: Vec<f32> = s
+            .iter()
+            .map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 })
+            .collect();
+        order(&clean, SIGNAL_DEPTH)
+    });
+
+    // Personalised PageRank, seeded by the query-dependent hits (weighted by their rank), over
+    // edges in both directions: callers and callees of relevant code are relevant.
+    let mut teleport = vec![0.0f32; n];
+    for list in [Some(&content), Some(&summary), semantic.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        for (r, &node) in list.iter().take(30).enumerate() {
+            teleport[node as usize] += 1.0 / (r as f32 + 1.0);
+        }
+    }
+    let mut graph_rank = Vec::new();
+    let mut graph = vec![0.0f32; n];
+    if w.graph > 0.0 && teleport.iter().any(|&t| t > 0.0) {
+        let ppr = pagerank(&ix.transitions, Some(&teleport), tuning.ppr_iterations);
+        // Among equally reachable nodes, prefer the ones central to the whole graph.
+        graph = ppr
+            .iter()
+            .zip(&ix.pagerank)
+            .map(|(p, g)| p * (1.0 + (g * n as f32).ln_1p()))
+            .collect();
+        graph_rank = order(&graph, GRAPH_DEPTH);
+    }
+
+    let intent = Intent::of(question);
+    let mut fused: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
+    let mut add = |list: &[u32], depth: usize, weight: f32, set: fn(&mut SignalRanks, u32)| {
+        for (r, &node) in list.iter().take(depth).enumerate() {
+            let e = fused.entry(node).or_insert(Ranked {
+                node,
+                score: 0.0,
+                ranks: SignalRanks::default(),
+            });
+            e.score += weight / (RRF_K + r as f32 + 1.0);
+            set(&mut e.ranks, r as u32 + 1);
+        }
+    };
+    add(&content, SIGNAL_DEPTH, w.content, |s, r| {
+        s.content = Some(r)
+    });
+    add(&summary, SIGNAL_DEPTH, w.summary, |s, r| {
+        s.summary = Some(r)
+    });
+    if let Some(sem) = &semantic {
+        add(sem, SIGNAL_DEPTH, w.semantic, |s, r| s.semantic = Some(r));
+    }
+    add(&graph_rank, GRAPH_DEPTH, w.graph, |s, r| s.graph = Some(r));
+    add(&mention, SIGNAL_DEPTH, w.mention, |s, r| {
+        s.mention = Some(r)
+    });
+
+    // A short question that names a definition asks for it, test or not; a long issue names
+    // failing tests in passing.
+    let named_in_short = !is_long_question(terms);
+    for r in fused.values_mut() {
+        let def = g.def(r.node);
+        let named = named_in_short && mention_scores[r.node as usize] >= 3.0;
+        if def.is_test && !intent.tests && !named {
+            r.score *= 0.3;
+        }
+        if (def.kind == DefKind::Section || def.is_prose) && !intent.docs {
+            r.score *= 0.3;
+        }
+    }
+    Signals {
+        content: content_scores,
+        summary: summary_scores,
+        mention: mention_scores,
+        graph,
+        semantic,
+        fused,
+        intent,
+    }
+}
+
+fn sorted(mut out: Vec<Ranked>) -> Vec<Ranked> {
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
+    out
+}
+
+/// The features of every candidate of the pool, ordered by node.
+fn pool_features(
+    g: &Graph,
+    ix: &Index,
+    s: &Signals,
+    question: &str,
+    terms: &[(String, f32)],
+) -> Vec<(u32, [f32; features::N])> {
+    let mut candidates: Vec<u32> = s.fused.keys().copied().collect();
+    candidates.sort_unstable();
+    let ranks = s.fused.iter().map(|(&k, v)| (k, v.ranks)).collect();
+    // The fusion feature leaves the semantic signal out: the model is trained without vectors,
+    // and semantics join afterwards (see `rank`).
+    let rrf = s
+        .fused
+        .iter()
+        .map(|(&k, v)| {
+            let sem = v.ranks.semantic.map_or(0.0, |r| 1.0 / (RRF_K + r as f32));
+            (k, v.score - sem)
+        })
+        .collect();
+    let inputs = features::Inputs {
+        g,
+        pagerank: &ix.pagerank,
+        content: &s.content,
+        summary: &s.summary,
+        mention: &s.mention,
+        graph: &s.graph,
+        ranks: &ranks,
+        rrf: &rrf,
+        intent: s.intent,
+        question,
+        terms,
+    };
+    let xs = features::compute(&inputs, &candidates);
+    candidates.into_iter().zip(xs).collect()
+}
+
+/// Ranks all nodes of `g` for `question`. `semantic` holds cosine similarities per node for
+/// the nodes that have vectors (NaN or missing = no vector yet).
+///
+/// `terms` are the question's weighted query terms (`bm25::query_terms`), computed once by the
+/// caller, which also uses them for the semantic decision and for excerpts.
+///
+/// With the learned ranker, candidates are ordered by the model's calibrated probability of
+/// relevance, blended with the fusion order, and handed on as rank-shaped scores; when the
+/// question uses the semantic signal, that order and the semantic order are fused by
+/// reciprocal rank (the model never saw vectors in training).
+pub fn rank(
+    g: &Graph,
+    ix: &Index,
+    question: &str,
+    terms: &[(String, f32)],
+    semantic: Option<&[f32]>,
+    ranker: Ranker,
+    tuning: &Tuning,
+) -> Vec<Ranked> {
+    if g.nodes.is_empty() {
+        return Vec::new();
+    }
+    let s = signals(g, ix, question, terms, semantic, tuning);
+    let model = match ranker {
+        Ranker::Learned => learned::model(),
+        // Where the model was trained: short questions, lexical signals only.
+        Ranker::Auto if !is_long_question(terms) && s.semantic.is_none() => learned::model(),
+        Ranker::Auto | Ranker::Fusion => None,
+    };
+    let Some(model) = model else {
+        return sorted(
+            s.fused
+                .into_values()
+                .filter(|r| g.def(r.node).kind != DefKind::Region)
+                .collect(),
+        );
+    };
+    let scored: Vec<Ranked> = pool_features(g, ix, &s, question, terms)
+        .into_iter()
+        .map(|(node, x)| Ranked {
+            node,
+            score: model.probability(&x),
+            ranks: s.fused[&node].ranks,
+        })
+        .collect();
+    // Selection reads score ratios (near-ties within 70 % of the best are interleaved by
+    // directory; an uncapped answer ends at 40 %), calibrated for fused ranks. A probability's
+    // ratios mean something else, so the learned order is handed on as rank-shaped scores:
+    // the same shape fusion gives a candidate every signal agrees on.
+    let fusion_rank: std::collections::HashMap<u32, usize> =
+        sorted(s.fused.values().copied().collect())
+            .iter()
+            .enumerate()
+            .map(|(r, x)| (x.node, r))
+            .collect();
+    let mut scored: Vec<(Ranked, usize)> = sorted(scored)
+        .into_iter()
+        .enumerate()
+        .map(|(r, mut x)| {
+            let f = fusion_rank.get(&x.node).copied().unwrap_or(usize::MAX / 2);
+            x.score = 1.0 / (LEARNED_RANK_K + r as f32 + 1.0)
+                + FUSION_SHARE / (LEARNED_RANK_K + f as f32 + 1.0);
+            (x, f)
+        })
+        .collect();
+    // Where the two orders disagree evenly, fusion's decides: it is the one tuned on issue
+    // texts, with tests and prose demoted.
+    scored.sort_by(|(a, fa), (b, fb)| b.score.total_cmp(&a.score).then(fa.cmp(fb)));
+    let scored: Vec<Ranked> = scored.into_iter().map(|(x, _)| x).collect();
+    if s.semantic.is_none() {
+        return scored;
+    }
+    let fused: Vec<Ranked> = scored
+        .into_iter()
+        .enumerate()
+        .map(|(r, mut x)| {
+            let sem = x.ranks.semantic.map_or(0.0, |k| 1.0 / (RRF_K + k as f32));
+            x.score = 2.0 / (RRF_K + r as f32 + 1.0) + sem;
+            x
+        })
+        .collect();
+    sorted(fused)
+}
+
+/// The learned ranker's inputs for one question: every candidate with its features. For the
+/// training script (`fittokd query --dump-features`).
+pub fn candidate_features(
+    g: &Graph,
+    ix: &Index,
+    question: &str,
+    terms: &[(String, f32)],
+) -> Vec<(u32, [f32; features::N])> {
+    if g.nodes.is_empty() {
+        return Vec::new();
+    }
+    let s = signals(g, ix, question, terms, None, &Tuning::default());
+    pool_features(g, ix, &s, question, terms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Intent;
+
+    #[test]
+    fn a_short_question_naming_tests_asks_for_them() {
+        assert!(Intent::of("where are the retry tests?").tests);
+        assert!(!Intent::of("where are retries handled?").tests);
+        assert!(Intent::of("is the config format documented").docs);
+    }
+
+    #[test]
+    fn a_long_issue_asks_for_tests_only_in_its_title() {
+        let body = "I tested this with the test suite and a fixture; the test fails. ".repeat(10);
+        let incidental = format!("Redirects drop the auth header\n\n{body}");
+        assert!(!Intent::of(&incidental).tests);
+        let about_tests = format!("Test collection skips parametrized tests\n\n{body}");
+        assert!(Intent::of(&about_tests).tests);
+    }
+}

@@ -1,0 +1,402 @@
+//! Stage 6: the answer, in order — provenance line, the don't-re-read note, a map that follows
+//! the question, the code blocks, signatures of what the code refers to, pointers to what did
+//! not fit, and the optional savings footer. The token budget counts the whole text.
+
+pub mod graph;
+pub mod map;
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use crate::index::Sources;
+use crate::link::{EdgeKind, Graph};
+use crate::pack::block::{Mode, node_id};
+use crate::pack::{Block, Selection};
+use crate::rank::Ranked;
+use crate::tokens::{Encoding, count};
+
+/// The map's size: enough to route follow-up questions, small enough to leave the budget to
+/// code (files, and relevant names per file).
+const MAP_FILES: usize = 8;
+const MAP_NAMES_PER_FILE: usize = 4;
+/// Signatures of definitions the shown code refers to.
+const MAX_REFERENCED: usize = 8;
+pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerNode {
+    pub id: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub kind: String,
+    pub name: String,
+    pub mode: Mode,
+    pub tokens: usize,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Pointer {
+    pub id: String,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MapEntry {
+    pub path: String,
+    /// (qualified name, line) of the file's relevant definitions.
+    pub names: Vec<(String, u32)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RefSig {
+    pub id: String,
+    pub path: String,
+    pub line: u32,
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Provenance {
+    pub repo: String,
+    pub freshness: String,
+    pub semantic_coverage: f32,
+    pub semantic_note: Option<String>,
+    /// Relevant nodes left out because this reader was shown them earlier (session dedupe).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub already_shown: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub text: String,
+    pub tokens: usize,
+    pub budget: usize,
+    pub provenance: Provenance,
+    pub map: Vec<MapEntry>,
+    pub nodes: Vec<AnswerNode>,
+    /// Ids of the definitions inside the containers shown whole: their code is in the answer
+    /// although they are not blocks of their own (a session that skips what it has seen skips
+    /// them too).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inside_whole: Vec<String>,
+    pub references: Vec<RefSig>,
+    pub pointers: Vec<Pointer>,
+    /// Tokens of the files the shown code comes from, read whole (when savings are shown).
+    pub whole_files_tokens: Option<usize>,
+    /// How strongly the code shown matches the question, in [0, 1] (see
+    /// [`crate::engine::match_strength`]): what a hook weighs before injecting an answer.
+    pub confidence: f32,
+    /// Whether the question names one of the repository's identifiers or files.
+    pub names_repo: bool,
+    /// The ranking behind the answer (only when asked for: `Query::explain`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranking: Vec<RankedNode>,
+}
+
+/// One ranked node with its per-signal ranks, for explaining an answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankedNode {
+    pub id: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+    pub ranks: crate::rank::SignalRanks,
+}
+
+pub fn explain(g: &Graph, ranked: &[Ranked], n: usize) -> Vec<RankedNode> {
+    ranked
+        .iter()
+        .take(n)
+        .map(|r| {
+            let def = g.def(r.node);
+            RankedNode {
+                id: node_id(g, r.node),
+                path: g.file_of(r.node).path.clone(),
+                start_line: def.start_line,
+                end_line: def.end_line,
+                score: r.score,
+                ranks: r.ranks,
+            }
+        })
+        .collect()
+}
+
+/// The map: files of the best-ranked nodes, most relevant first, with those nodes' names.
+pub fn map_entries(g: &Graph, ranked: &[Ranked], max_files: usize) -> Vec<MapEntry> {
+    let mut files: Vec<(u32, Vec<(String, u32)>)> = Vec::new();
+    for r in ranked.iter().take(60) {
+        let file = g.nodes[r.node as usize].file;
+        let def = g.def(r.node);
+        let pos = match files.iter().position(|(f, _)| *f == file) {
+            Some(i) => i,
+            None if files.len() < max_files => {
+                files.push((file, Vec::new()));
+                files.len() - 1
+            }
+            None => continue,
+        };
+        let entry = &mut files[pos];
+        if entry.1.len() < MAP_NAMES_PER_FILE {
+            entry.1.push((def.qualified_name.clone(), def.start_line));
+        }
+    }
+    files
+        .into_iter()
+        .map(|(f, names)| MapEntry {
+            path: g.files[f as usize].path.clone(),
+            names,
+        })
+        .collect()
+}
+
+fn render_map(map: &[MapEntry]) -> String {
+    let mut s = String::from("## Map (most relevant files first)\n");
+    for e in map {
+        let names: Vec<String> = e.names.iter().map(|(n, l)| format!("{n}:{l}")).collect();
+        s.push_str(&format!("- {} — {}\n", e.path, names.join(", ")));
+    }
+    s
+}
+
+/// Definitions the shown code calls or names that are not shown themselves.
+pub fn referenced(g: &Graph, blocks: &[Block], max: usize) -> Vec<RefSig> {
+    let shown: HashSet<u32> = blocks.iter().map(|b| b.node).collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for b in blocks {
+        for t in g.targets(
+            b.node,
+            &[EdgeKind::Calls, EdgeKind::References, EdgeKind::Inherits],
+        ) {
+            if out.len() >= max {
+                return out;
+            }
+            if shown.contains(&t) || !seen.insert(t) {
+                continue;
+            }
+            let def = g.def(t);
+            out.push(RefSig {
+                id: node_id(g, t),
+                path: g.file_of(t).path.clone(),
+                line: def.start_line,
+                signature: def.signature.clone(),
+            });
+        }
+    }
+    out
+}
+
+pub struct RenderInput<'a> {
+    pub g: &'a Graph,
+    pub sources: &'a Sources,
+    pub ranked: &'a [Ranked],
+    pub selection: Selection,
+    pub provenance: Provenance,
+    pub budget: usize,
+    pub enc: Encoding,
+    pub show_savings: bool,
+}
+
+fn compose(
+    p: &Provenance,
+    tokens: usize,
+    map: &str,
+    blocks: &[Block],
+    refs: &[RefSig],
+    pointers: &[Pointer],
+    savings: Option<(usize, usize)>,
+) -> String {
+    let mut s = format!(
+        "fittok · {} · {} · semantic {:.0}%{} · {} tokens\n{}\n\n",
+        p.repo,
+        p.freshness,
+        p.semantic_coverage * 100.0,
+        p.semantic_note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default(),
+        tokens,
+        NOTE
+    );
+    if !p.already_shown.is_empty() {
+        s.push_str(&format!(
+            "Relevant but shown earlier in this session, so not repeated (expand to see again): {}\n\n",
+            p.already_shown.join(", ")
+        ));
+    }
+    s.push_str(map);
+    if !blocks.is_empty() {
+        s.push_str("\n## Code\n");
+        for b in blocks {
+            s.push_str(&b.text);
+        }
+    } else {
+        s.push_str("\nNo code in this repository matches the question.\n");
+    }
+    if !refs.is_empty() {
+        s.push_str("\n## Referenced definitions\n");
+        for r in refs {
+            s.push_str(&format!("- {}:{} {}\n", r.path, r.line, r.signature));
+        }
+    }
+    if !pointers.is_empty() {
+        s.push_str("\n## Not shown (expand by id)\n");
+        for p in pointers {
+            s.push_str(&format!("→ {} (~{} tokens)\n", p.id, p.tokens));
+        }
+    }
+    if let Some((shown, whole)) = savings
+        && whole > shown
+    {
+        s.push_str(&format!(
+            "\nfittok: {shown} tokens instead of {whole} for reading these files whole (−{:.0}%)\n",
+            100.0 * (1.0 - shown as f64 / whole as f64)
+        ));
+    }
+    s
+}
+
+/// Renders the answer, trimming until the whole text fits the budget (0 = no cap).
+pub fn answer(input: RenderInput) -> Answer {
+    let RenderInput {
+        g,
+        sources,
+        ranked,
+        selection,
+        provenance,
+        budget,
+        enc,
+        show_savings,
+    } = input;
+    let mut blocks = selection.blocks;
+    // Small budgets keep a small frame: one map file / reference per 500 tokens (at least 3).
+    let frame = |max: usize| {
+        if budget == 0 {
+            max
+        } else {
+            (budget / 500).clamp(3, max)
+        }
+    };
+    let mut map = map_entries(g, ranked, frame(MAP_FILES));
+    let mut refs = referenced(g, &blocks, frame(MAX_REFERENCED));
+    let mut pointers: Vec<Pointer> = selection
+        .pointers
+        .iter()
+        .take(frame(crate::pack::MAX_POINTERS))
+        .map(|&(n, t)| Pointer {
+            id: node_id(g, n),
+            tokens: t,
+        })
+        .collect();
+    let files: BTreeMap<u32, ()> = blocks
+        .iter()
+        .map(|b| (g.nodes[b.node as usize].file, ()))
+        .collect();
+    // Reading the shown files whole would cost this much: measured only when it is shown.
+    let whole_files_tokens: Option<usize> = show_savings.then(|| {
+        files
+            .keys()
+            .map(|&f| count(enc, &String::from_utf8_lossy(&sources[f as usize])))
+            .sum()
+    });
+    let mut tokens = 0;
+    let mut text = String::new();
+    // Each pass drops the least valuable part until the text fits. The header states the
+    // text's own token count, so the text is re-rendered until that count is a fixed point.
+    for _ in 0..200 {
+        let map_text = render_map(&map);
+        for _ in 0..4 {
+            let savings = whole_files_tokens.map(|whole| (tokens, whole));
+            text = compose(
+                &provenance,
+                tokens,
+                &map_text,
+                &blocks,
+                &refs,
+                &pointers,
+                savings,
+            );
+            let measured = count(enc, &text);
+            if measured == tokens {
+                break;
+            }
+            tokens = measured;
+        }
+        if budget == 0 || tokens <= budget {
+            break;
+        }
+        if refs.len() > 3 {
+            refs.pop();
+        } else if pointers.len() > 3 {
+            pointers.pop();
+        } else if map.len() > 3 {
+            map.pop();
+        } else if !refs.is_empty() {
+            refs.pop();
+        } else if !pointers.is_empty() {
+            pointers.pop();
+        } else if blocks.len() > 1 {
+            blocks.pop();
+        } else if !map.is_empty() {
+            map.pop();
+        } else {
+            break;
+        }
+    }
+    // A budget smaller than the answer's frame: cut the text itself, so the budget holds.
+    if budget > 0 && tokens > budget {
+        text = crate::tokens::truncate(enc, &text, budget);
+        tokens = count(enc, &text);
+        blocks.clear();
+        refs.clear();
+        pointers.clear();
+        map.clear();
+    }
+    let nodes = blocks
+        .iter()
+        .map(|b| {
+            let def = g.def(b.node);
+            AnswerNode {
+                id: node_id(g, b.node),
+                path: g.file_of(b.node).path.clone(),
+                start_line: def.start_line,
+                end_line: def.end_line,
+                kind: def.kind.name().to_string(),
+                name: def.qualified_name.clone(),
+                mode: b.mode,
+                tokens: b.tokens,
+                score: b.score,
+            }
+        })
+        .collect();
+    // Members of a container shown whole were shown too, though not as blocks of their own.
+    let mut inside_whole = Vec::new();
+    let mut stack: Vec<u32> = blocks
+        .iter()
+        .filter(|b| b.mode == Mode::Whole)
+        .flat_map(|b| g.members(b.node))
+        .collect();
+    while let Some(m) = stack.pop() {
+        inside_whole.push(node_id(g, m));
+        stack.extend(g.members(m));
+    }
+    Answer {
+        text,
+        tokens,
+        budget,
+        provenance,
+        map,
+        nodes,
+        inside_whole,
+        references: refs,
+        pointers,
+        whole_files_tokens,
+        confidence: 0.0,
+        names_repo: false,
+        ranking: Vec::new(),
+    }
+}

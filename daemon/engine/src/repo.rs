@@ -1,0 +1,322 @@
+//! A whole repository through walk → parse → link, with timings and a report. Parses come
+//! from the store when the file's content and the parser build are unchanged.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::link::{Graph, link};
+use crate::model::ParsedFile;
+use crate::parse::parse_file;
+use crate::store::{FileStamp, Store, fnv};
+use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, list, read};
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Timings {
+    pub walk: Duration,
+    pub parse: Duration,
+    pub link: Duration,
+    /// Files whose parse came from the previous build or the store.
+    pub reused: usize,
+    /// Files read again (new, changed, or not in a previous build).
+    pub rebuilt: usize,
+}
+
+/// A stage of building, reported to a progress callback with (done, total).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Walk,
+    Parse,
+    Link,
+    Lexical,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Walk => "walk",
+            Phase::Parse => "parse",
+            Phase::Link => "link",
+            Phase::Lexical => "lexical",
+        }
+    }
+}
+
+/// Progress callback: phase, done, total.
+pub type Progress<'a> = &'a (dyn Fn(Phase, usize, usize) + Sync);
+
+/// How to build: walk options, the store for cached parses, a progress callback.
+#[derive(Clone, Copy, Default)]
+pub struct BuildOptions<'a> {
+    pub walk: Option<&'a WalkOptions>,
+    pub store: Option<&'a Store>,
+    pub progress: Option<Progress<'a>>,
+    pub previous: Option<&'a Previous>,
+}
+
+/// The graph of a repository plus what was skipped.
+pub struct RepoGraph {
+    pub root: PathBuf,
+    pub graph: Graph,
+    /// What was skipped and why; `files` is emptied once their bytes move to the sources.
+    pub walk: WalkReport,
+    /// Size, mtime and content hash of each file, aligned with `graph.files`.
+    pub stamps: Vec<FileStamp>,
+    pub timings: Timings,
+}
+
+/// Parses files on all cores. Order of the result follows the input.
+pub fn parse_all(files: &[SourceFile]) -> Vec<Arc<ParsedFile>> {
+    parse_some(files, &(0..files.len()).collect::<Vec<_>>(), None)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// Parses `files[i]` for each `i` in `which`, on all cores; returns (i, parse) in `which` order.
+fn parse_some(
+    files: &[SourceFile],
+    which: &[usize],
+    progress: Option<Progress<'_>>,
+) -> Vec<(usize, Arc<ParsedFile>)> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(which.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<(usize, Arc<ParsedFile>)>> = vec![None; which.len()];
+    let results = std::sync::Mutex::new(Vec::with_capacity(which.len()));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = which.get(k) else { break };
+                    let f = &files[i];
+                    local.push((k, (i, Arc::new(parse_file(&f.path, f.lang, &f.bytes)))));
+                    let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let Some(report) = progress
+                        && (n.is_multiple_of(16) || n == which.len())
+                    {
+                        report(Phase::Parse, n, which.len());
+                    }
+                }
+                if let Ok(mut r) = results.lock() {
+                    r.extend(local);
+                }
+            });
+        }
+    });
+    for (i, p) in results.into_inner().unwrap_or_default() {
+        out[i] = Some(p);
+    }
+    out.into_iter().flatten().collect()
+}
+
+pub fn build(root: &Path, opts: &WalkOptions) -> Result<RepoGraph, WalkError> {
+    build_with_sources(
+        root,
+        BuildOptions {
+            walk: Some(opts),
+            ..BuildOptions::default()
+        },
+    )
+    .map(|(repo, _)| repo)
+}
+
+/// A file's stamp for the parse cache.
+pub fn stamp(f: &SourceFile) -> FileStamp {
+    FileStamp {
+        size: f.size,
+        mtime_ns: f.mtime_ns,
+        hash: fnv(&f.bytes, 0xcbf2_9ce4_8422_2325),
+    }
+}
+
+/// Parses `files`, taking unchanged ones from the store; store entries of paths not in
+/// `present` (the whole listing) are dropped.
+fn parse_cached(
+    root: &Path,
+    files: &[SourceFile],
+    present: &HashSet<&str>,
+    store: Option<&Store>,
+    progress: Option<Progress<'_>>,
+) -> (Vec<Arc<ParsedFile>>, usize) {
+    let Some(store) = store else {
+        let all: Vec<usize> = (0..files.len()).collect();
+        let parsed = parse_some(files, &all, progress);
+        return (parsed.into_iter().map(|(_, p)| p).collect(), 0);
+    };
+    let root_key = root.to_string_lossy();
+    let stamps: Vec<FileStamp> = files.iter().map(stamp).collect();
+    let query: Vec<(&str, FileStamp)> = files
+        .iter()
+        .zip(&stamps)
+        .map(|(f, s)| (f.path.as_str(), *s))
+        .collect();
+    let cached = store.get_parses(&root_key, &query).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "parse cache read failed; parsing afresh");
+        vec![None; files.len()]
+    });
+    let mut out: Vec<Option<Arc<ParsedFile>>> = cached
+        .into_iter()
+        .zip(files)
+        // A cached parse must be of this very path (the key says so; the check is cheap).
+        .map(|(c, f)| c.filter(|p| p.path == f.path).map(Arc::new))
+        .collect();
+    let missing: Vec<usize> = (0..files.len()).filter(|&i| out[i].is_none()).collect();
+    let reused = files.len() - missing.len();
+    let fresh = parse_some(files, &missing, progress);
+    let to_store: Vec<(FileStamp, &ParsedFile)> = fresh
+        .iter()
+        .map(|(i, p)| (stamps[*i], p.as_ref()))
+        .collect();
+    if (!to_store.is_empty() || reused != files.len())
+        && let Err(e) = store.put_parses(&root_key, &to_store, present)
+    {
+        tracing::warn!(error = %e, "parse cache write failed");
+    }
+    for (i, p) in fresh {
+        out[i] = Some(p);
+    }
+    (out.into_iter().flatten().collect(), reused)
+}
+
+/// One file of an earlier build of the same root.
+#[derive(Clone)]
+pub struct PreviousFile {
+    pub stamp: FileStamp,
+    pub parsed: Arc<ParsedFile>,
+    pub source: Arc<[u8]>,
+}
+
+/// An earlier build of the same root: its files are reused when their size and mtime are
+/// unchanged and they are not named in `changed` (paths a watcher saw change), so an update
+/// reads and parses only what changed — and goes through exactly the code a fresh build does.
+#[derive(Default)]
+pub struct Previous {
+    pub files: HashMap<String, PreviousFile>,
+    pub changed: HashSet<String>,
+}
+
+/// Builds the graph and keeps every file's bytes, aligned with `graph.files`.
+pub fn build_with_sources(
+    root: &Path,
+    opts: BuildOptions<'_>,
+) -> Result<(RepoGraph, crate::index::Sources), WalkError> {
+    let default_walk = WalkOptions::default();
+    let walk_opts = opts.walk.unwrap_or(&default_walk);
+    let t0 = Instant::now();
+    let listing = list(root, walk_opts)?;
+    let mut report = WalkReport {
+        files: Vec::new(),
+        skipped: listing.skipped,
+        errors: listing.errors,
+    };
+    let mut kept: Vec<(Arc<ParsedFile>, Arc<[u8]>, FileStamp)> = Vec::new();
+    for listed in &listing.files {
+        let previous = opts.previous.and_then(|p| {
+            if p.changed.contains(&listed.path) {
+                return None;
+            }
+            p.files
+                .get(&listed.path)
+                .filter(|f| f.stamp.size == listed.size && f.stamp.mtime_ns == listed.mtime_ns)
+        });
+        match previous {
+            Some(f) => kept.push((f.parsed.clone(), f.source.clone(), f.stamp)),
+            None => match read(root, listed, walk_opts) {
+                Ok(file) => report.files.push(file),
+                Err(reason) => {
+                    report
+                        .skipped
+                        .push((listed.path.clone(), Some(listed.lang), reason))
+                }
+            },
+        }
+    }
+    report.skipped.sort();
+    let t1 = Instant::now();
+    if let Some(p) = opts.progress {
+        p(Phase::Walk, listing.files.len(), listing.files.len());
+    }
+    let present: HashSet<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+    let (parsed, from_cache) =
+        parse_cached(root, &report.files, &present, opts.store, opts.progress);
+    let t2 = Instant::now();
+    if let Some(p) = opts.progress {
+        p(Phase::Link, 0, 1);
+    }
+    let mut by_path: HashMap<String, (Arc<[u8]>, FileStamp)> = report
+        .files
+        .iter_mut()
+        .map(|f| {
+            let st = stamp(f);
+            (
+                f.path.clone(),
+                (Arc::from(std::mem::take(&mut f.bytes)), st),
+            )
+        })
+        .collect();
+    let reused = kept.len();
+    let mut all = parsed;
+    for (p, source, st) in kept {
+        by_path.insert(p.path.clone(), (source, st));
+        all.push(p);
+    }
+    let graph = link(all);
+    let t3 = Instant::now();
+    // Bytes and stamps aligned with the graph's (path-sorted) files.
+    let (sources, stamps) = graph
+        .files
+        .iter()
+        .map(|f| {
+            by_path
+                .remove(&f.path)
+                .unwrap_or_else(|| (Arc::from(Vec::new()), FileStamp::default()))
+        })
+        .unzip();
+    let repo = RepoGraph {
+        root: root.to_path_buf(),
+        graph,
+        walk: report,
+        stamps,
+        timings: Timings {
+            walk: t1 - t0,
+            parse: t2 - t1,
+            link: t3 - t2,
+            reused: reused + from_cache,
+            rebuilt: listing.files.len() - reused,
+        },
+    };
+    Ok((repo, sources))
+}
+
+impl RepoGraph {
+    /// This build as the previous one of the next update.
+    pub fn previous(&self, sources: &crate::index::Sources, changed: HashSet<String>) -> Previous {
+        Previous {
+            files: self
+                .graph
+                .files
+                .iter()
+                .zip(sources)
+                .zip(&self.stamps)
+                .map(|((p, s), st)| {
+                    (
+                        p.path.clone(),
+                        PreviousFile {
+                            stamp: *st,
+                            parsed: p.clone(),
+                            source: s.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            changed,
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Stage 1: the files of a repository.
+//!
+//! Invariant: every file under the root is either returned as a [`SourceFile`] or reported once
+//! in [`WalkReport::skipped`] with its reason (files of unknown languages are not reported: they
+//! are simply not source). Nothing outside the root is ever read: symlinks are not followed.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::Lang;
+
+/// Directories that hold vendored or generated code, never the project's own.
+const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    "vendor",
+    "third_party",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".next",
+    ".nuxt",
+    "coverage",
+    "bower_components",
+    ".gradle",
+    ".idea",
+    "site-packages",
+];
+
+/// Whether a directory of this name is never walked (vendored, generated, VCS metadata).
+pub fn is_skipped_dir(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkOptions {
+    /// Files above this many bytes are skipped (`FITTOK_MAX_FILE_BYTES`).
+    pub max_file_bytes: u64,
+    /// Whether secrets are redacted from what is read (`FITTOK_SCRUB`; on by default).
+    pub scrub: bool,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            max_file_bytes: 1024 * 1024,
+            scrub: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    TooLarge,
+    Binary,
+    Minified,
+    Generated,
+    Unreadable,
+    SymlinkOutside,
+    /// Environment files and keys are never read.
+    Secret,
+}
+
+impl SkipReason {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SkipReason::TooLarge => "too large",
+            SkipReason::Binary => "binary",
+            SkipReason::Minified => "minified",
+            SkipReason::Generated => "generated",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::SymlinkOutside => "symlink",
+            SkipReason::Secret => "secret file",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Relative, `/`-separated.
+    pub path: String,
+    pub lang: Lang,
+    /// The file's content, with secrets redacted (see [`crate::scrub`]).
+    pub bytes: Vec<u8>,
+    /// Size on disk (before redaction).
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct WalkReport {
+    pub files: Vec<SourceFile>,
+    /// (path, language if known, reason)
+    pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
+    /// Walk errors (loops, permission denied on directories), as text.
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    #[error("repository path {0} does not exist")]
+    Missing(PathBuf),
+    #[error("repository path {0} is not a directory")]
+    NotADirectory(PathBuf),
+}
+
+/// A file the walk would read: its path, language and metadata (bytes not read yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Relative, `/`-separated.
+    pub path: String,
+    pub lang: Lang,
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: u64,
+}
+
+/// The walk without reading: what would be read, what is skipped by name or size.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub files: Vec<Listed>,
+    pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
+    pub errors: Vec<String>,
+}
+
+/// Lists `root`, honouring .gitignore, .ignore and .fittokignore; reads no file contents.
+/// Files come sorted by path.
+pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
+    if !root.exists() {
+        return Err(WalkError::Missing(root.to_path_buf()));
+    }
+    if !root.is_dir() {
+        return Err(WalkError::NotADirectory(root.to_path_buf()));
+    }
+    let mut listing = Listing::default();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .add_custom_ignore_filename(".fittokignore")
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && SKIPPED_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                listing.errors.push(err.to_string());
+                continue;
+            }
+        };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        let rel = match entry.path().strip_prefix(root) {
+            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+            Err(_) => continue,
+        };
+        let Some(lang) = Lang::from_path(&rel) else {
+            // A link to a directory is not followed either; say so (`inspect` lists it).
+            if file_type.is_symlink() {
+                listing
+                    .skipped
+                    .push((rel, None, SkipReason::SymlinkOutside));
+            }
+            continue;
+        };
+        if file_type.is_symlink() {
+            // Never follow: a link may point outside the root or into a loop.
+            listing
+                .skipped
+                .push((rel, Some(lang), SkipReason::SymlinkOutside));
+            continue;
+        }
+        if !file_type.is_file() {
+            continue;
+        }
+        if crate::scrub::is_secret_file(rel.rsplit('/').next().unwrap_or(&rel)) {
+            listing.skipped.push((rel, Some(lang), SkipReason::Secret));
+            continue;
+        }
+        if is_generated_name(&rel) {
+            listing
+                .skipped
+                .push((rel, Some(lang), SkipReason::Generated));
+            continue;
+        }
+        let meta = entry.metadata().ok();
+        let size = meta.as_ref().map_or(0, |m| m.len());
+        let mtime_ns = meta
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        if size > opts.max_file_bytes {
+            listing
+                .skipped
+                .push((rel, Some(lang), SkipReason::TooLarge));
+            continue;
+        }
+        listing.files.push(Listed {
+            path: rel,
+            lang,
+            size,
+            mtime_ns,
+        });
+    }
+    listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(listing)
+}
+
+/// Reads one listed file, or says why it is skipped (unreadable, binary, minified, generated).
+pub fn read(root: &Path, listed: &Listed, opts: &WalkOptions) -> Result<SourceFile, SkipReason> {
+    let bytes = std::fs::read(root.join(&listed.path)).map_err(|err| {
+        tracing::debug!(path = %listed.path, %err, "unreadable file");
+        SkipReason::Unreadable
+    })?;
+    if let Some(reason) = classify_content(&bytes, listed.lang) {
+        return Err(reason);
+    }
+    Ok(SourceFile {
+        path: listed.path.clone(),
+        lang: listed.lang,
+        // The size read, not the size listed: the file may have changed in between.
+        size: bytes.len() as u64,
+        mtime_ns: listed.mtime_ns,
+        bytes: if opts.scrub {
+            crate::scrub::scrub_bytes(&listed.path, bytes)
+        } else {
+            bytes
+        },
+    })
+}
+
+/// Walks `root`, honouring .gitignore, .ignore and .fittokignore, and reads every source file.
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
+    let listing = list(root, opts)?;
+    let mut report = WalkReport {
+        files: Vec::with_capacity(listing.files.len()),
+        skipped: listing.skipped,
+        errors: listing.errors,
+    };
+    for listed in &listing.files {
+        match read(root, listed, opts) {
+            Ok(file) => report.files.push(file),
+            Err(reason) => report
+                .skipped
+                .push((listed.path.clone(), Some(listed.lang), reason)),
+        }
+    }
+    report.skipped.sort();
+    Ok(report)
+}
+
+fn is_generated_name(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.contains(".min.")
+        || file.ends_with(".bundle.js")
+        || file.ends_with("_pb2.py")
+        || file.ends_with(".pb.go")
+        || file.ends_with("_generated.go")
+        || file.ends_with(".generated.ts")
+}
+
+/// Why a file's content disqualifies it, if it does: NUL bytes mean binary; very long lines in
+/// scripts mean a minified bundle; a generated-code banner means generated.
+pub fn classify_content(bytes: &[u8], lang: Lang) -> Option<SkipReason> {
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return Some(SkipReason::Binary);
+    }
+    if matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) && bytes.len() > 4096 {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+        if bytes.len() / lines > 300 {
+            return Some(SkipReason::Minified);
+        }
+    }
+    let banner = String::from_utf8_lossy(&head[..head.len().min(1024)]).to_ascii_lowercase();
+    if banner.contains("code generated") && banner.contains("do not edit")
+        || banner.contains("@generated")
+        || banner.contains("autogenerated file. do not edit")
+    {
+        return Some(SkipReason::Generated);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_minified_generated_by_content() {
+        assert_eq!(
+            classify_content(b"abc\0def", Lang::Python),
+            Some(SkipReason::Binary)
+        );
+        let minified = "var a=1;".repeat(2000);
+        assert_eq!(
+            classify_content(minified.as_bytes(), Lang::JavaScript),
+            Some(SkipReason::Minified)
+        );
+        assert_eq!(
+            classify_content(
+                b"// Code generated by protoc-gen-go. DO NOT EDIT.\npackage x\n",
+                Lang::Go
+            ),
+            Some(SkipReason::Generated)
+        );
+        assert_eq!(
+            classify_content(b"def f():\n    pass\n", Lang::Python),
+            None
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! `fittokd serve`: the daemon.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use fittok_daemon::config::DaemonConfig;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Socket path (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock,
+    /// else run/fittokd.sock in the cache directory).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Exit after this many seconds without calls; 0 = never.
+    #[arg(long, env = "FITTOK_IDLE_TIMEOUT", default_value_t = 1800)]
+    idle_timeout: u64,
+    /// Beyond this many MB of resident repositories (estimated), the least recently used
+    /// leave memory (their caches stay on disk).
+    #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB", default_value_t = 2048)]
+    memory_budget_mb: u64,
+    /// Rank without the embedding model (no model load, no background embedding).
+    #[arg(long)]
+    no_semantic: bool,
+    /// Watch resident repositories for changes; `false` checks before each answer instead.
+    #[arg(long, env = "FITTOK_AUTOWATCH", default_value_t = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    autowatch: bool,
+    /// Report this version to clients instead of the build's (for hand-over tests).
+    #[arg(long, hide = true)]
+    report_version: Option<String>,
+}
+
+/// Logs to the log file (and stderr on a terminal). A log file that cannot be opened does not
+/// stop the daemon: it logs to stderr, and says why in `status` (the returned note).
+fn init_daemon_log() -> Option<String> {
+    use std::io::IsTerminal;
+    let path = fittok_proto::paths::log_path();
+    let opened = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(super::log_filter("info"))
+        .with_ansi(false);
+    match opened {
+        Ok(file) if std::io::stderr().is_terminal() => {
+            builder
+                .with_writer(std::sync::Mutex::new(file).and(std::io::stderr))
+                .init();
+            None
+        }
+        Ok(file) => {
+            builder.with_writer(std::sync::Mutex::new(file)).init();
+            None
+        }
+        Err(e) => {
+            builder.with_writer(std::io::stderr).init();
+            let note = format!("cannot write the log {}: {e}", path.display());
+            tracing::warn!("{note}");
+            Some(note)
+        }
+    }
+}
+
+pub fn serve(args: ServeArgs, mut config: DaemonConfig) -> anyhow::Result<()> {
+    let ServeArgs {
+        socket,
+        idle_timeout,
+        memory_budget_mb,
+        no_semantic,
+        autowatch,
+        report_version,
+    } = args;
+    let log_note = init_daemon_log();
+    // candle splits a matrix product over the current rayon pool only when this says more
+    // than 1; the embedder's own pools then decide: two threads for a question, one for the
+    // background embedder (which leaves a core to queries).
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        let threads = fittok_engine::embed::QUESTION_THREADS.to_string();
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", threads) };
+    }
+    if std::env::var_os("FITTOK_EMBED_BATCH_THREADS").is_none() {
+        Arc::make_mut(&mut config.engine).embed.batch_threads = 1;
+    }
+    let opts = fittok_daemon::service::server::ServeOptions {
+        socket: socket.unwrap_or_else(fittok_proto::paths::socket_path),
+        idle_timeout: std::time::Duration::from_secs(idle_timeout),
+        residents: fittok_daemon::resident::ResidentOptions {
+            memory_budget: (memory_budget_mb as usize).saturating_mul(1 << 20),
+            semantic: !no_semantic,
+            autowatch,
+            config,
+        },
+        version: report_version.unwrap_or_else(|| fittok_proto::VERSION.to_string()),
+        log_note,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let served = runtime.block_on(fittok_daemon::service::server::serve(opts));
+    if let Err(e) = &served {
+        tracing::error!(error = %e, "fittokd failed");
+    }
+    // Blocking tasks still running (a build nobody waits for) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(served?)
+}

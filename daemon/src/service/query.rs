@@ -1,0 +1,68 @@
+//! The Query request ↔ the engine, in one place: the daemon's RPC and `fittokd query` both
+//! convert here.
+
+use std::time::Instant;
+
+use fittok_engine::tokens::Encoding;
+use fittok_engine::{Engine, Query};
+use fittok_proto::v1::{QueryReply, QueryRequest};
+
+use super::ServiceError;
+
+/// The engine's query for a request, the budget capped by `max_budget` (0 = none).
+pub fn engine_query(req: &QueryRequest, max_budget: u32) -> Result<Query, ServiceError> {
+    fittok_proto::check_budget(u64::from(req.budget)).map_err(ServiceError::BadRequest)?;
+    if req.question.trim().is_empty() {
+        return Err(ServiceError::BadRequest(
+            "the question is empty: ask about the code in words".into(),
+        ));
+    }
+    Ok(Query {
+        question: req.question.clone(),
+        budget: fittok_request::cap_budget(req.budget, max_budget) as usize,
+        encoding: if req.o200k {
+            Encoding::O200k
+        } else {
+            Encoding::Cl100k
+        },
+        show_savings: req.show_savings,
+        explain: req.explain as usize,
+        exclude: req.exclude.iter().cloned().collect(),
+        freshness: None,
+        ranker: fittok_engine::rank::Ranker::default(),
+        semantic_note: None,
+    })
+}
+
+/// Answers `q` and builds the reply (`json`: with the answer as JSON too); `started` is when
+/// the request arrived.
+pub fn reply(
+    engine: &Engine,
+    q: &Query,
+    json: bool,
+    started: Instant,
+) -> Result<QueryReply, ServiceError> {
+    let answer = engine.query(q);
+    let json = if json {
+        serde_json::to_string_pretty(&answer)
+            .map_err(|e| ServiceError::Internal(format!("answer to JSON: {e}")))?
+    } else {
+        String::new()
+    };
+    Ok(QueryReply {
+        node_ids: answer
+            .nodes
+            .iter()
+            .map(|n| n.id.clone())
+            .chain(answer.inside_whole.iter().cloned())
+            .collect(),
+        tokens: answer.tokens as u32,
+        confidence: answer.confidence,
+        names_repo: answer.names_repo,
+        semantic_coverage: engine.semantic_coverage(),
+        freshness: answer.provenance.freshness.clone(),
+        text: answer.text,
+        json,
+        elapsed_us: started.elapsed().as_micros() as u64,
+    })
+}
