@@ -47,4 +47,4 @@ chmod +x "$dir/rustc"
 cd "$repo"
 RUSTC="$dir/rustc" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$dir/target" \
     cargo check -Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu \
-    -p fittok-engine -p fittok-client -p fittok-mcp --bins --lib "$@"
+    -p fittok-engine -p fittok-daemon -p fittok-connect -p fittok-client -p fittok-mcp --bins --lib "$@"

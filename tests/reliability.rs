@@ -339,11 +339,9 @@ fn damage(path: &std::path::Path, blocks: usize) {
     let mut bytes = std::fs::read(path).unwrap();
     let n = bytes.len() / 4096;
     assert!(n > 2, "{} is too small to damage", path.display());
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = fittok_engine::testing::Rng::new(0x2545_F491_4F6C_DD1D);
     for _ in 0..blocks {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng.next_u64();
         let b = (x as usize) % n;
         for (i, byte) in bytes[b * 4096..(b + 1) * 4096].iter_mut().enumerate() {
             *byte = (x >> (i % 8)) as u8 ^ i as u8;
@@ -530,4 +528,49 @@ fn hostile_files_are_skipped_with_a_reason_and_the_rest_answers() {
     }
     // The daemon is alive and answers again.
     assert!(ok(&env.fittok(&["status"])).contains("ready"));
+}
+
+/// Exit statuses by class, through the real daemon and in process: a disk error is not a bad
+/// request (README: 5 the work failed, 1 bad request). The dead LLM endpoint (4) is in
+/// llm.rs.
+#[test]
+fn a_disk_error_exits_5_and_a_bad_request_1() {
+    let env = DaemonEnv::new("rel-exit");
+    let dir = TempRepo::new("rel-exit-doc");
+    let body: String = (0..40)
+        .map(|i| {
+            format!(
+                "## Part {i}\n\n{}\n\n",
+                "Words about this part of the manual. ".repeat(60)
+            )
+        })
+        .collect();
+    dir.write("MANUAL.md", format!("# Manual\n\n{body}"));
+    // The journal fittok writes first cannot be written: a directory is in its place.
+    std::fs::create_dir_all(dir.path().join(".MANUAL.md.fittok-journal")).unwrap();
+    let doc = dir.path().join("MANUAL.md");
+    let doc = doc.to_str().unwrap();
+    let before = std::fs::read_to_string(doc).unwrap();
+    for args in [
+        vec!["fit", "generate", doc],
+        vec!["--no-daemon", "fit", "generate", doc],
+    ] {
+        let out = env.fittok(&args);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("fittok-journal"), "{}", stderr(&out));
+        assert_eq!(
+            std::fs::read_to_string(doc).unwrap(),
+            before,
+            "nothing lost"
+        );
+    }
+    let out = env
+        .cmd("fittokd")
+        .args(["fit", "generate", doc])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    // A bad value is a bad request, refused before anything runs.
+    let out = env.fittok(&["fit", "generate", "--level", "3.2", doc]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }

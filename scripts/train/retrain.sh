@@ -10,7 +10,7 @@ WORK=${TRAIN_WORK:-/tmp/fittok-train}
 export EVAL_MIRRORS=${EVAL_MIRRORS:-/work/.mirror}
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install -q -r scripts/train/requirements.txt
-cargo build --release -p fittok-engine --bin fittokd
+cargo build --release -p fittok-daemon --bin fittokd
 python3 scripts/train/mine.py --out "$WORK/mined"
 "$WORK/venv/bin/python" scripts/train/train.py extract --mined "$WORK/mined" --work "$WORK"
 "$WORK/venv/bin/python" scripts/train/train.py fit --work "$WORK"

@@ -26,6 +26,8 @@ pub mod render;
 pub mod repo;
 pub mod scrub;
 pub mod store;
+#[doc(hidden)]
+pub mod testing;
 pub mod tokens;
 pub mod walk;
 

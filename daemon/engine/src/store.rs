@@ -519,13 +519,8 @@ mod tests {
     /// moved aside, and the next open starts clean.
     #[test]
     fn overwritten_blocks_never_take_the_process_down() {
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::testing::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || rng.next_u64();
         let keys: Vec<u128> = (0..1500u32)
             .map(|i| vector_key("m", &i.to_string()))
             .collect();

@@ -9,20 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::Engine;
 use crate::link::Graph;
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use crate::testing::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum L {
@@ -233,7 +220,7 @@ fn run(seed: u64, steps: usize) {
         std::env::temp_dir().join(format!("fittok-prop-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut model = Model {
         files: Vec::new(),
         next_name: 0,

@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::{FitAction, FitFileInfo, FitReply, FitRequest, FitVerdict, MapRequest};
 
-use fittok_engine::fit::{self, Advisor, Estimator, FitOptions, Verdict};
+use fittok_engine::fit::{self, Advisor, Estimator, FitOptions, Level, Verdict};
 use fittok_llm::Provider;
 
 use super::ServiceError;
@@ -102,7 +102,11 @@ pub fn options(req: &FitRequest) -> Result<FitOptions, ServiceError> {
         }
     };
     Ok(FitOptions {
-        level: if req.level == 0.0 { 1.0 } else { req.level },
+        level: if req.level == 0.0 {
+            Level::Structure
+        } else {
+            Level::from_number(req.level)?
+        },
         soft: or(req.soft_threshold, d.soft),
         hard: or(req.hard_threshold, d.hard),
         inline_threshold: or(req.inline_threshold, d.inline_threshold),
@@ -163,7 +167,7 @@ pub fn run(req: &FitRequest, llm_key: Option<&str>) -> Result<FitReply, ServiceE
             });
         }
         FitAction::Generate | FitAction::Unspecified => {
-            let advisor = if opts.level >= 3.0 {
+            let advisor = if opts.level.uses_llm() {
                 if req.llm_base_url.is_empty() {
                     return Err(fit::FitError::NoAdvisor.into());
                 }

@@ -51,8 +51,7 @@ impl Estimator {
 
 #[derive(Debug, Clone)]
 pub struct FitOptions {
-    /// 1, 1.5 (code first), 2 (lexical teasers), 2.5 (query-fitted).
-    pub level: f32,
+    pub level: Level,
     pub soft: usize,
     pub hard: usize,
     /// Sections up to this size are kept inline while the root stays under `soft`.
@@ -73,7 +72,7 @@ pub struct FitOptions {
 impl Default for FitOptions {
     fn default() -> Self {
         FitOptions {
-            level: 1.0,
+            level: Level::Structure,
             soft: 3000,
             hard: 5000,
             inline_threshold: 600,
@@ -84,6 +83,69 @@ impl Default for FitOptions {
             estimator: Estimator::Cl100k,
             query: None,
         }
+    }
+}
+
+/// How much a tree does beyond splitting, each level adding to the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// 1: split at the structure, keep what fits inline.
+    Structure,
+    /// 1.5: preferred code languages nearest the root.
+    CodeFirst,
+    /// 2: a lexical teaser (the section's most telling sentence) beside each link.
+    Teasers,
+    /// 2.5: sections relevant to the query stay nearest the root.
+    QueryFitted,
+    /// 3: a language model summarises sections and decides placement.
+    Llm,
+    /// 3.5: the model places sections for the query.
+    LlmQuery,
+    /// 4: the model places sections for the task in the query.
+    LlmTask,
+}
+
+impl Level {
+    const ALL: [(f32, Level); 7] = [
+        (1.0, Level::Structure),
+        (1.5, Level::CodeFirst),
+        (2.0, Level::Teasers),
+        (2.5, Level::QueryFitted),
+        (3.0, Level::Llm),
+        (3.5, Level::LlmQuery),
+        (4.0, Level::LlmTask),
+    ];
+
+    /// The level numbered `n` as users write it (1, 1.5, … 4).
+    pub fn from_number(n: f32) -> Result<Level, FitError> {
+        Self::ALL
+            .iter()
+            .find(|(x, _)| *x == n)
+            .map(|(_, l)| *l)
+            .ok_or(FitError::Level(n))
+    }
+
+    pub fn number(self) -> f32 {
+        Self::ALL
+            .iter()
+            .find(|(_, l)| *l == self)
+            .map_or(1.0, |(x, _)| *x)
+    }
+
+    pub fn code_first(self) -> bool {
+        self >= Level::CodeFirst
+    }
+
+    pub fn teasers(self) -> bool {
+        self >= Level::Teasers
+    }
+
+    pub fn fits_query(self) -> bool {
+        self >= Level::QueryFitted
+    }
+
+    pub fn uses_llm(self) -> bool {
+        self >= Level::Llm
     }
 }
 
@@ -201,9 +263,6 @@ fn check(opts: &FitOptions) -> Result<(), FitError> {
             hard: opts.hard,
         });
     }
-    if ![1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0].contains(&opts.level) {
-        return Err(FitError::Level(opts.level));
-    }
     Ok(())
 }
 
@@ -236,7 +295,7 @@ pub fn plan_with(
     advisor: Option<&dyn Advisor>,
 ) -> Result<Vec<FitFile>, FitError> {
     check(opts)?;
-    if opts.level >= 3.0 && advisor.is_none() {
+    if opts.level.uses_llm() && advisor.is_none() {
         return Err(FitError::NoAdvisor);
     }
     split::Planner::new(text, opts, advisor)
@@ -309,14 +368,11 @@ pub fn generate_with(
     write::check(&dir, &report.files, &dir.join(&stem), true)?;
     let backup = dir.join(format!("{stem}.unfit.md"));
     if !backup.exists() {
-        std::fs::write(&backup, &text).map_err(|source| FitError::Io {
-            path: backup.clone(),
-            source,
-        })?;
+        write::write_atomic(&backup, text.as_bytes())?;
         report.backup = Some(backup);
     }
-    // Subdocuments first, the root last, each atomically: an interrupted run leaves the
-    // original in place; a file fittok did not write is never replaced.
+    // The tree as a whole (see `write`): an interrupted run leaves the original or the tree,
+    // and a file fittok did not write is never replaced.
     write::write_tree(&dir, &report.files, &dir.join(&stem), true)?;
     Ok(report)
 }

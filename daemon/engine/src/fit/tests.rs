@@ -312,14 +312,13 @@ fn random_markdown_never_panics_and_keeps_the_invariants() {
         "    indented\n",
         "~~~\n",
     ];
+    let mut rng = crate::testing::Rng::new(0x1234_5678);
     let mut seed: u64 = 0x1234_5678;
     for _ in 0..200 {
         let mut doc = String::new();
         let n = 50 + (seed % 400) as usize;
         for _ in 0..n {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            seed = rng.next_u64();
             doc.push_str(pieces[(seed % pieces.len() as u64) as usize]);
             if seed.is_multiple_of(5) {
                 doc.push_str(&"filler words ".repeat((seed % 40) as usize));
@@ -397,7 +396,7 @@ fn level_one_and_a_half_keeps_preferred_code_near_the_root() {
     let files = assert_invariants(
         &doc,
         &FitOptions {
-            level: 1.5,
+            level: Level::CodeFirst,
             ..o.clone()
         },
     );
@@ -406,7 +405,13 @@ fn level_one_and_a_half_keeps_preferred_code_near_the_root() {
         "{}",
         files[0].text
     );
-    let files = assert_invariants(&doc, &FitOptions { level: 1.0, ..o });
+    let files = assert_invariants(
+        &doc,
+        &FitOptions {
+            level: Level::Structure,
+            ..o
+        },
+    );
     assert!(!inlined(&files, "Beta"));
 }
 
@@ -421,7 +426,7 @@ fn level_two_and_a_half_fits_the_query() {
     .concat();
     let mut o = opts(700, 1400);
     o.inline_threshold = 0;
-    o.level = 2.5;
+    o.level = Level::QueryFitted;
     o.query = Some("how are retries configured".into());
     let files = assert_invariants(&doc, &o);
     assert!(
@@ -444,7 +449,7 @@ fn level_two_teasers_are_whole_sentences_of_the_section() {
         }
     }
     let mut o = opts(500, 1000);
-    o.level = 2.0;
+    o.level = Level::Teasers;
     o.inline_threshold = 0;
     let files = assert_invariants(&doc, &o);
     assert!(
@@ -536,7 +541,7 @@ fn llm_levels_add_summaries_keep_the_invariants_and_fail_whole() {
     ]
     .concat();
     let mut o = opts(700, 1400);
-    o.level = 3.0;
+    o.level = Level::Llm;
     o.inline_threshold = 0;
     assert!(matches!(plan(&doc, "DOC.md", &o), Err(FitError::NoAdvisor)));
     let files = plan_with(&doc, "DOC.md", &o, Some(&FakeAdvisor { fail: false })).unwrap();

@@ -4,10 +4,14 @@
 //! - a file that exists is replaced only if fittok wrote it (it is in the folder's manifest
 //!   with the very content recorded there) or already holds the new content; otherwise nothing
 //!   is written and the error names the file;
-//! - every file is written atomically (temp file in the same folder, then rename), the
-//!   subdocuments first and the root last, so an interrupted run leaves the old root in place;
-//! - files of an earlier tree that the new one no longer has are removed only when they are
-//!   still exactly what fittok wrote; anything else in the folder is left alone.
+//! - a tree is replaced as a whole: the new subdocuments are staged in a folder beside the
+//!   old one (with the user's own files from the old folder carried over), the folders are
+//!   swapped by one rename (an atomic exchange on Linux) and the root is renamed into place.
+//!   A journal written first names the staged paths; a run that dies midway leaves it, and
+//!   the next write on that tree ([`recover`]) completes the swap or undoes it: the tree read
+//!   afterwards is the old one or the new one, never a mix, and nothing is lost;
+//! - files of an earlier tree that the new one no longer has are dropped only when they are
+//!   still exactly what fittok wrote; anything else in the folder is carried into the new one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,10 +72,7 @@ pub fn write_tree(
     owned: &Path,
     root_is_users: bool,
 ) -> Result<(), FitError> {
-    let manifest_path = owned.join(MANIFEST);
-    let old = read_manifest(&manifest_path);
-    check_against(&old, dir, files, root_is_users)?;
-    write_files(dir, files, &manifest_path, old, root_is_users)
+    write_tree_until(dir, files, owned, root_is_users, Injected::default())
 }
 
 /// Fails, naming the file, if writing `files` would replace a file fittok did not write.
@@ -81,6 +82,9 @@ pub fn check(
     owned: &Path,
     root_is_users: bool,
 ) -> Result<(), FitError> {
+    if let Some(root) = files.first() {
+        recover(dir, &root.rel, owned)?;
+    }
     check_against(
         &read_manifest(&owned.join(MANIFEST)),
         dir,
@@ -116,48 +120,294 @@ fn check_against(
     Ok(())
 }
 
-fn write_files(
+/// The steps of a tree write, in order. A test stops a write after any of them, as a crash
+/// would, and checks what [`recover`] makes of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    Journaled,
+    Staged,
+    RootStaged,
+    Swapped,
+    RootReplaced,
+}
+
+/// Every step, for failure-injection tests.
+pub const STEPS: &[Step] = &[
+    Step::Journaled,
+    Step::Staged,
+    Step::RootStaged,
+    Step::Swapped,
+    Step::RootReplaced,
+];
+
+/// Marks a staged folder with its write's generation: after a crash, the folder holding the
+/// journal's generation is the new one (the swap happened).
+const GENERATION: &str = ".fittok-generation";
+
+/// What a write in progress has put where (names relative to the tree's directory).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Journal {
+    generation: String,
+    root: String,
+    root_tmp: String,
+    folder: String,
+    stage: String,
+    /// Where the old folder went when the platform cannot exchange two folders.
+    old: String,
+}
+
+fn journal_path(dir: &Path, root: &str) -> PathBuf {
+    dir.join(format!(".{root}.fittok-journal"))
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Completes or undoes a tree write that stopped midway, from its journal (nothing to do
+/// without one). `root` is the root's name in `dir`; `owned` its folder.
+pub fn recover(dir: &Path, root: &str, owned: &Path) -> Result<(), FitError> {
+    let path = journal_path(dir, root);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    let Ok(j) = serde_json::from_slice::<Journal>(&bytes) else {
+        // Written atomically, so never torn: not ours to interpret.
+        return Err(FitError::NotOurs(path));
+    };
+    if j.folder != name_of(owned) || j.root != root {
+        return Err(FitError::NotOurs(path));
+    }
+    let folder = dir.join(&j.folder);
+    let stage = dir.join(&j.stage);
+    let old = dir.join(&j.old);
+    let root_tmp = dir.join(&j.root_tmp);
+    let committed =
+        std::fs::read_to_string(folder.join(GENERATION)).is_ok_and(|g| g == j.generation);
+    if committed {
+        tracing::info!(tree = %dir.join(root).display(), "completing an interrupted fit write");
+        if root_tmp.exists() {
+            std::fs::rename(&root_tmp, dir.join(root)).map_err(io(&root_tmp))?;
+        }
+        // The old folder, wherever the swap left it.
+        for leftover in [&stage, &old] {
+            if leftover.is_dir() {
+                std::fs::remove_dir_all(leftover).map_err(io(leftover))?;
+            }
+        }
+    } else {
+        tracing::info!(tree = %dir.join(root).display(), "undoing an interrupted fit write");
+        if !folder.exists() && old.is_dir() {
+            std::fs::rename(&old, &folder).map_err(io(&old))?;
+        }
+        if root_tmp.exists() {
+            std::fs::remove_file(&root_tmp).map_err(io(&root_tmp))?;
+        }
+        // Only the staged copy: every file in it was written or carried (linked) by fittok.
+        if stage.is_dir() {
+            std::fs::remove_dir_all(&stage).map_err(io(&stage))?;
+        }
+    }
+    std::fs::remove_file(&path).map_err(io(&path))
+}
+
+/// Swaps two folders in one step where the platform can (Linux `renameat2` with
+/// `RENAME_EXCHANGE`); `Ok(false)` where it cannot.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c =
+        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: both are valid NUL-terminated paths; the call only renames.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    // Filesystems without exchange (EINVAL) and old kernels (ENOSYS) take the fallback.
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// Carries what is not fittok's from the old folder into the staged one (a hard link, else a
+/// copy): the user's files, and subdocuments the user edited since fittok wrote them.
+fn carry_over(
+    from: &Path,
+    to: &Path,
+    rel_prefix: &str,
+    old: &BTreeMap<String, String>,
+    planned: &std::collections::HashSet<&str>,
+) -> Result<(), FitError> {
+    let entries = std::fs::read_dir(from).map_err(io(from))?;
+    for entry in entries {
+        let entry = entry.map_err(io(from))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = format!("{rel_prefix}/{name}");
+        let src = entry.path();
+        let dst = to.join(&name);
+        let kind = entry.file_type().map_err(io(&src))?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dst).map_err(io(&dst))?;
+            carry_over(&src, &dst, &rel, old, planned)?;
+            continue;
+        }
+        if name == MANIFEST || name == GENERATION || planned.contains(rel.as_str()) {
+            continue;
+        }
+        if kind.is_symlink() {
+            #[cfg(unix)]
+            {
+                let target = std::fs::read_link(&src).map_err(io(&src))?;
+                std::os::unix::fs::symlink(target, &dst).map_err(io(&dst))?;
+            }
+            #[cfg(not(unix))]
+            std::fs::copy(&src, &dst).map_err(io(&dst))?;
+            continue;
+        }
+        let stale_ours = old
+            .get(&rel)
+            .is_some_and(|h| std::fs::read(&src).is_ok_and(|b| content_hash(&b) == *h));
+        if stale_ours {
+            continue;
+        }
+        if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).map_err(io(&dst))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes a directory if it is empty (a tree with no subdocuments leaves no folder).
+fn remove_if_empty(dir: &Path) {
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// Failure injection for tests: stop after a step, or swap folders by two renames even where
+/// they can be exchanged in one (the path other platforms take).
+#[derive(Debug, Clone, Copy, Default)]
+struct Injected {
+    stop_after: Option<Step>,
+    no_exchange: bool,
+}
+
+fn write_tree_until(
     dir: &Path,
     files: &[FitFile],
-    manifest_path: &Path,
-    old: BTreeMap<String, String>,
+    owned: &Path,
     root_is_users: bool,
+    injected: Injected,
 ) -> Result<(), FitError> {
-    let mut new: BTreeMap<String, String> = BTreeMap::new();
-    let root = files.first().map(|f| f.rel.clone());
-    let ordered = files.iter().skip(1).chain(files.first());
-    for f in ordered {
-        let p = dir.join(&f.rel);
+    let stop_after = injected.stop_after;
+    let Some(root) = files.first() else {
+        return Ok(());
+    };
+    recover(dir, &root.rel, owned)?;
+    let manifest_path = owned.join(MANIFEST);
+    let old = read_manifest(&manifest_path);
+    check_against(&old, dir, files, root_is_users)?;
+    let folder = name_of(owned);
+    if let Some(f) = files[1..]
+        .iter()
+        .find(|f| !f.rel.starts_with(&format!("{folder}/")))
+    {
+        return Err(FitError::NotOurs(dir.join(&f.rel)));
+    }
+    let stop = |step: Step| stop_after == Some(step);
+    let pid = std::process::id();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let journal = Journal {
+        generation: format!("{pid}-{nanos}"),
+        root: root.rel.clone(),
+        root_tmp: format!(".{}.fittok-tmp-{pid}", root.rel),
+        folder: folder.clone(),
+        stage: format!(".{folder}.fittok-stage-{pid}"),
+        old: format!(".{folder}.fittok-old-{pid}"),
+    };
+    let journal_file = journal_path(dir, &root.rel);
+    let stage = dir.join(&journal.stage);
+    let root_tmp = dir.join(&journal.root_tmp);
+    let text = serde_json::to_string(&journal).unwrap_or_default();
+    write_atomic(&journal_file, text.as_bytes())?;
+    if stop(Step::Journaled) {
+        return Ok(());
+    }
+
+    // The new folder, complete, beside the old one.
+    std::fs::create_dir_all(&stage).map_err(io(&stage))?;
+    let mut manifest: BTreeMap<String, String> = BTreeMap::new();
+    for f in &files[1..] {
+        let p = stage.join(&f.rel[folder.len() + 1..]);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        // Record before writing: a crash after the write still knows the file is ours (an
-        // entry whose content does not match protects the file, which is the safe side).
-        if !(root_is_users && Some(&f.rel) == root.as_ref()) {
-            new.insert(f.rel.clone(), content_hash(f.text.as_bytes()));
-            let mut so_far = old.clone();
-            so_far.extend(new.clone());
-            write_manifest(manifest_path, &so_far)?;
-        }
-        write_atomic(&p, f.text.as_bytes())?;
+        std::fs::write(&p, f.text.as_bytes()).map_err(io(&p))?;
+        manifest.insert(f.rel.clone(), content_hash(f.text.as_bytes()));
     }
-    // Files of the previous tree the new one does not have, still as fittok wrote them.
-    for (rel, hash) in &old {
-        if new.contains_key(rel) {
-            continue;
-        }
-        let p: PathBuf = dir.join(rel);
-        if std::fs::read(&p).is_ok_and(|b| content_hash(&b) == *hash) {
-            std::fs::remove_file(&p).map_err(io(&p))?;
-        }
+    if !root_is_users {
+        manifest.insert(root.rel.clone(), content_hash(root.text.as_bytes()));
     }
-    if new.is_empty() {
-        if manifest_path.exists() {
-            std::fs::remove_file(manifest_path).map_err(io(manifest_path))?;
-        }
+    if owned.is_dir() {
+        let planned = files.iter().map(|f| f.rel.as_str()).collect();
+        carry_over(owned, &stage, &folder, &old, &planned)?;
+    }
+    write_manifest(&stage.join(MANIFEST), &manifest)?;
+    write_atomic(&stage.join(GENERATION), journal.generation.as_bytes())?;
+    if stop(Step::Staged) {
         return Ok(());
     }
-    write_manifest(manifest_path, &new)
+    std::fs::write(&root_tmp, root.text.as_bytes()).map_err(io(&root_tmp))?;
+    if stop(Step::RootStaged) {
+        return Ok(());
+    }
+
+    // The commit: the staged folder takes the old one's place.
+    if owned.exists() {
+        let exchanged = !injected.no_exchange && exchange(&stage, owned).map_err(io(owned))?;
+        if !exchanged {
+            let old_path = dir.join(&journal.old);
+            std::fs::rename(owned, &old_path).map_err(io(owned))?;
+            std::fs::rename(&stage, owned).map_err(io(&stage))?;
+        }
+    } else {
+        std::fs::rename(&stage, owned).map_err(io(&stage))?;
+    }
+    if stop(Step::Swapped) {
+        return Ok(());
+    }
+    std::fs::rename(&root_tmp, dir.join(&root.rel)).map_err(io(&root_tmp))?;
+    if stop(Step::RootReplaced) {
+        return Ok(());
+    }
+    // Cleanup: the old folder (its user files live on, carried) and the journal.
+    recover(dir, &root.rel, owned)?;
+    let _ = std::fs::remove_file(owned.join(GENERATION));
+    if manifest.is_empty() {
+        let _ = std::fs::remove_file(owned.join(MANIFEST));
+    }
+    remove_if_empty(owned);
+    Ok(())
 }
 
 fn write_manifest(path: &Path, entries: &BTreeMap<String, String>) -> Result<(), FitError> {
@@ -208,6 +458,107 @@ mod tests {
             "original"
         );
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Everything under `d`, path → content, leaving out nothing (hidden files included).
+    fn snapshot(d: &Path) -> BTreeMap<String, String> {
+        fn walk(base: &Path, p: &Path, out: &mut BTreeMap<String, String>) {
+            for e in std::fs::read_dir(p).unwrap() {
+                let e = e.unwrap();
+                let path = e.path();
+                if path.is_dir() {
+                    walk(base, &path, out);
+                } else {
+                    let rel = path
+                        .strip_prefix(base)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    out.insert(rel, std::fs::read_to_string(&path).unwrap_or_default());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(d, d, &mut out);
+        out
+    }
+
+    /// A write stopped after each of its steps, as a crash would leave it, then recovered:
+    /// the tree is the old one or the new one, never a mix, and the user's file is there at
+    /// every step, before recovery too.
+    #[test]
+    fn a_write_interrupted_at_any_step_recovers_to_the_old_tree_or_the_new() {
+        let old_tree = [
+            file("map.md", "root 1 → map/a.md map/b.md"),
+            file("map/a.md", "a1"),
+            file("map/b.md", "b1"),
+            file("map/deep/c.md", "c1"),
+        ];
+        let new_tree = [
+            file("map.md", "root 2 → map/a.md map/d.md"),
+            file("map/a.md", "a2"),
+            file("map/d.md", "d2"),
+        ];
+        let fresh = |name: &str, tree: &[FitFile]| {
+            let d = tmp(name);
+            write_tree(&d, tree, &d.join("map"), false).unwrap();
+            std::fs::write(d.join("map/notes.md"), "the user's notes").unwrap();
+            d
+        };
+        let expected_old = snapshot(&fresh("expect-old", &old_tree));
+        let expected_new = {
+            let d = fresh("expect-new", &old_tree);
+            write_tree(&d, &new_tree, &d.join("map"), false).unwrap();
+            snapshot(&d)
+        };
+        assert_ne!(expected_old, expected_new);
+        assert_eq!(expected_new["map/notes.md"], "the user's notes");
+        assert!(
+            !expected_new.contains_key("map/b.md"),
+            "stale subdocument dropped"
+        );
+        let transient = [
+            "fittok-stage",
+            "fittok-old",
+            "fittok-tmp",
+            "fittok-journal",
+            GENERATION,
+        ];
+        assert!(
+            expected_new
+                .keys()
+                .all(|k| transient.iter().all(|t| !k.contains(t))),
+            "{expected_new:?}"
+        );
+        for (&step, no_exchange) in STEPS.iter().flat_map(|s| [(s, false), (s, true)]) {
+            let d = fresh(&format!("step-{step:?}-{no_exchange}"), &old_tree);
+            let injected = Injected {
+                stop_after: Some(step),
+                no_exchange,
+            };
+            write_tree_until(&d, &new_tree, &d.join("map"), false, injected).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(d.join("map/notes.md")).unwrap(),
+                "the user's notes",
+                "after {step:?}"
+            );
+            recover(&d, "map.md", &d.join("map")).unwrap();
+            let got = snapshot(&d);
+            let want = if step >= Step::Swapped {
+                &expected_new
+            } else {
+                &expected_old
+            };
+            // The generation marker of a completed swap is the only difference allowed.
+            let got: BTreeMap<String, String> = got
+                .into_iter()
+                .filter(|(k, _)| !k.ends_with(GENERATION))
+                .collect();
+            assert_eq!(&got, want, "after {step:?}");
+            // And the next write goes through.
+            write_tree(&d, &new_tree, &d.join("map"), false).unwrap();
+            assert_eq!(&snapshot(&d), &expected_new, "rewrite after {step:?}");
+        }
     }
 
     #[test]

@@ -570,14 +570,8 @@ fn non_utf8_is_parsed_lossily_with_honest_offsets() {
 
 #[test]
 fn random_bytes_never_panic() {
-    // A small deterministic generator: xorshift.
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = crate::testing::Rng::new(0x2545_F491_4F6C_DD1D);
+    let mut next = || rng.next_u64();
     let fragments: &[&[u8]] = &[
         b"def ", b"class ", b"fn ", b"func ", b"impl ", b"{", b"}", b"(", b")", b":", b"\n",
         b"    ", b"import ", b"use ", b"=>", b"\"", b"'", b"/*", b"*/", b"#", b"x", b"\xff", b"\0",
