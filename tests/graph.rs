@@ -104,11 +104,21 @@ fn the_page_renders_offline_highlights_the_answer_and_searches() {
     let s = stats(&page, "");
     assert_eq!(s["total"].as_u64(), Some(nodes));
     assert_eq!(s["rendered"].as_u64(), Some(nodes), "{s}");
-    assert!(
-        s["highlighted"].as_u64().unwrap() >= 1,
-        "the answer's nodes are highlighted: {s}"
-    );
+    let highlighted = s["highlighted"].as_u64().unwrap();
+    assert!(highlighted >= 1, "the answer's nodes are highlighted: {s}");
+    // Focused: in the first frame drawn, every node of the answer is labelled and on screen.
+    let first = &s["first_frame"];
+    assert_eq!(first["highlighted"].as_u64(), Some(highlighted), "{s}");
+    assert_eq!(first["labelled"].as_u64(), Some(highlighted), "{s}");
+    assert_eq!(first["in_view"].as_u64(), Some(highlighted), "{s}");
     assert!(s["links"].as_u64().unwrap() >= 2);
+    // The file view, one click away (`#view=files` starts there): one node per file, edges
+    // aggregated, the answer's files still highlighted.
+    let files = stats(&page, "#view=files");
+    assert_eq!(files["view"], "files", "{files}");
+    assert_eq!(files["rendered"].as_u64(), Some(3), "{files}");
+    assert!(files["links"].as_u64().unwrap() >= 1, "{files}");
+    assert!(files["highlighted"].as_u64().unwrap() >= 1, "{files}");
     let narrowed = stats(&page, "#search=vat");
     let n = narrowed["rendered"].as_u64().unwrap();
     assert!(n >= 1 && n < nodes, "search narrows the view: {narrowed}");

@@ -11,23 +11,40 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+/// The variables tool parameters fall back to, read once at start.
+pub type Env = std::collections::HashMap<&'static str, String>;
+
+/// The variables `params` name, from `var`.
+pub fn env_of(params: &[&[fittok_request::Param]], var: impl Fn(&str) -> Option<String>) -> Env {
+    params
+        .iter()
+        .flat_map(|ps| ps.iter())
+        .filter_map(|p| p.env)
+        .filter_map(|name| {
+            var(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| (name, v))
+        })
+        .collect()
+}
+
 pub struct Args<R> {
     raw: Map<String, Value>,
     request: PhantomData<R>,
 }
 
 impl<R: Request> Args<R> {
-    /// The checked values, every offered parameter filled (defaults, then this process's
-    /// environment for parameters that name a variable, as the command line does).
-    pub fn values(&self) -> Result<Values, String> {
+    /// The checked values, every offered parameter filled: given, else the value of the
+    /// variable a parameter names in `env` (this server's environment, as the command line
+    /// falls back to it), else the agent's default.
+    pub fn values(&self, env: &Env) -> Result<Values, String> {
         let mut raw = self.raw.clone();
         for p in R::PARAMS.iter().filter(|p| p.mcp) {
             if let Some(var) = p.env
                 && !raw.contains_key(p.name)
-                && let Ok(v) = std::env::var(var)
-                && !v.trim().is_empty()
+                && let Some(v) = env.get(var)
             {
-                raw.insert(p.name.into(), Value::String(v));
+                raw.insert(p.name.into(), Value::String(v.clone()));
             }
         }
         fittok_request::schema::tool_values(R::PARAMS, &raw).map_err(|e| e.to_string())

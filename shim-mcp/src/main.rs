@@ -23,6 +23,7 @@ use rmcp::{
 mod args;
 
 use args::Args;
+use fittok_request::Request;
 use fittok_request::expand::Expand;
 use fittok_request::fit::Fit;
 use fittok_request::query::Query;
@@ -35,6 +36,8 @@ struct State {
     /// FITTOK_MAX_BUDGET of this shim's environment (0 = none): an agent's client may cap
     /// what its agent asks for, whatever the daemon allows.
     max_budget: u32,
+    /// The variables tool parameters fall back to (the LLM endpoint of FIT levels 3–4).
+    env: args::Env,
 }
 
 #[derive(Clone)]
@@ -50,7 +53,7 @@ fn tool_error(message: impl Into<String>) -> Result<CallToolResult, ErrorData> {
 }
 
 impl Shim {
-    fn new(daemon: DaemonOptions, max_budget: u32) -> Shim {
+    fn new(daemon: DaemonOptions, max_budget: u32, env: args::Env) -> Shim {
         Shim {
             tool_router: Self::tool_router(),
             state: Arc::new(State {
@@ -58,6 +61,7 @@ impl Shim {
                 client: tokio::sync::Mutex::new(None),
                 seen: Default::default(),
                 max_budget,
+                env,
             }),
         }
     }
@@ -146,7 +150,7 @@ impl Shim {
         Parameters(args): Parameters<Args<Query>>,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let values = match args.values() {
+        let values = match args.values(&self.state.env) {
             Ok(v) => v,
             Err(e) => return tool_error(e),
         };
@@ -200,7 +204,7 @@ impl Shim {
         Parameters(args): Parameters<Args<Expand>>,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let values = match args.values() {
+        let values = match args.values(&self.state.env) {
             Ok(v) => v,
             Err(e) => return tool_error(e),
         };
@@ -231,7 +235,7 @@ impl Shim {
         &self,
         Parameters(args): Parameters<Args<Fit>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let values = match args.values() {
+        let values = match args.values(&self.state.env) {
             Ok(v) => v,
             Err(e) => return tool_error(e),
         };
@@ -336,7 +340,12 @@ async fn run() -> anyhow::Result<()> {
     let max_budget = env("FITTOK_MAX_BUDGET")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
-    let shim = Shim::new(DaemonOptions::from_vars("fittok-mcp", env), max_budget);
+    let params = [Query::PARAMS, Expand::PARAMS, Fit::PARAMS];
+    let shim = Shim::new(
+        DaemonOptions::from_vars("fittok-mcp", env),
+        max_budget,
+        args::env_of(&params, env),
+    );
     // Warm the daemon in the background: `initialize` must not wait for it.
     let warm = shim.clone();
     tokio::spawn(async move {
@@ -361,7 +370,6 @@ async fn run() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use fittok_request::Request;
-
     /// What agents see is what the definitions say: each tool's properties are exactly the
     /// request's parameters offered to agents.
     #[test]

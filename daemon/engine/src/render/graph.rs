@@ -1,7 +1,8 @@
 //! The graph page: one self-contained HTML file (the drawing library and the data inlined, no
 //! network, no side files) showing the code graph; nodes coloured by kind and sized by degree,
-//! edges by kind, search, kind and directory filters, click to isolate a neighbourhood, and
-//! the nodes an answer would show highlighted. Above `COLLAPSE_ABOVE` nodes it shows files
+//! edges by kind, search, kind and directory filters, click to isolate a neighbourhood, a file
+//! view with aggregated edges one click away, and — with a question — the nodes its answer
+//! shows and their neighbours labelled, enlarged and centred, the rest dimmed. Above `COLLAPSE_ABOVE` nodes it shows files
 //! instead of definitions, with edges aggregated between them, so big graphs stay usable.
 
 use std::collections::{BTreeSet, HashMap};
@@ -41,6 +42,8 @@ struct PageData {
     nodes: Vec<PageNode>,
     links: Vec<PageLink>,
     highlight: Vec<String>,
+    /// File-level import edges (paths), for the page's file view.
+    imports: Vec<(String, String)>,
     kinds: Vec<&'static str>,
     dirs: Vec<String>,
     collapsed: bool,
@@ -105,7 +108,24 @@ fn definitions_view(g: &Graph, highlight: &[String]) -> PageData {
             kind: e.kind.name(),
         })
         .collect();
-    finish(nodes, links, highlight.to_vec(), false, String::new())
+    let imports = g
+        .imports
+        .iter()
+        .map(|&(a, b)| {
+            (
+                g.files[a as usize].path.clone(),
+                g.files[b as usize].path.clone(),
+            )
+        })
+        .collect();
+    finish(
+        nodes,
+        links,
+        highlight.to_vec(),
+        imports,
+        false,
+        String::new(),
+    )
 }
 
 fn files_view(g: &Graph, highlight: &[String]) -> PageData {
@@ -158,13 +178,21 @@ fn files_view(g: &Graph, highlight: &[String]) -> PageData {
         g.nodes.len(),
         g.files.len()
     );
-    finish(nodes, links, files.into_iter().collect(), true, note)
+    finish(
+        nodes,
+        links,
+        files.into_iter().collect(),
+        Vec::new(),
+        true,
+        note,
+    )
 }
 
 fn finish(
     nodes: Vec<PageNode>,
     links: Vec<PageLink>,
     highlight: Vec<String>,
+    imports: Vec<(String, String)>,
     collapsed: bool,
     note: String,
 ) -> PageData {
@@ -186,6 +214,7 @@ fn finish(
         nodes,
         links,
         highlight,
+        imports,
         kinds: kinds.into_iter().collect(),
         dirs: dirs.into_iter().collect(),
         collapsed,
