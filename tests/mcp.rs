@@ -463,3 +463,113 @@ fn stdin_note(ask: &mut impl FnMut(&[u8]) -> serde_json::Value) {
     let v = ask(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
     assert_eq!(v["id"], 0, "{v}");
 }
+
+/// A repository whose answers run past 10 KiB at the default budget: 12 files of request
+/// handlers, each documented.
+fn handlers_repo() -> TempRepo {
+    let repo = TempRepo::new("mcp-limits");
+    repo.write(".git/HEAD", "ref: refs/heads/main\n");
+    for f in 0..12 {
+        let mut src = String::from("\"\"\"Request handlers.\"\"\"\n\n");
+        for i in 0..14 {
+            src.push_str(&format!(
+                "def handle_request_{f}_{i}(request):\n    \"\"\"Handles a request registered as route {i} and dispatched by the router.\"\"\"\n    registered = request.get(\"route\")\n    dispatched = registered or request.get({i})\n    return request.get({i})\n\n\n"
+            ));
+        }
+        repo.write(&format!("app/handlers{f}.py"), src);
+    }
+    repo
+}
+
+/// Output shaped to the client (issue 18 part 4) through the official SDK: a client that
+/// keeps 10 KiB / 256 lines (Codex, by its `clientInfo`) gets answers that fit, never cut by
+/// it; code it was shown is not sent again unless it changed, and then it is, marked.
+#[test]
+fn answers_fit_the_clients_result_limit_and_changed_code_is_announced() {
+    let tools = tools_dir();
+    let env = DaemonEnv::new("mcp-limits");
+    let repo = handlers_repo();
+    let out = python_client(&tools, &env, "limited_client.py", &repo);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
+    for step in ["first", "again", "changed"] {
+        let bytes = v[step]["bytes"].as_u64().unwrap();
+        let lines = v[step]["lines"].as_u64().unwrap();
+        assert!(
+            bytes <= 10_240 && lines <= 256,
+            "{step}: {bytes} bytes, {lines} lines"
+        );
+    }
+    let first = v["first"]["text"].as_str().unwrap();
+    assert!(
+        first.contains("## Code") && first.contains("handle_request_"),
+        "{first}"
+    );
+    assert!(
+        v["first"]["bytes"].as_u64().unwrap() > 5_000,
+        "sized to the limit, not far below it: {v}"
+    );
+    let again = v["again"]["text"].as_str().unwrap();
+    assert!(again.contains("shown earlier in this session"), "{again}");
+    let changed = v["changed"]["text"].as_str().unwrap();
+    assert!(
+        changed.contains("CHANGED_MARKER"),
+        "the new lines: {changed}"
+    );
+    assert!(
+        changed.contains("changed since shown earlier in this session"),
+        "{changed}"
+    );
+}
+
+/// A client that declares its limit in `capabilities.experimental.toolResultLimit` gets
+/// answers within it, whatever budget the agent asks for.
+#[test]
+fn a_declared_result_limit_is_kept() {
+    use std::io::{BufRead, Write};
+    let env = DaemonEnv::new("mcp-declared");
+    let repo = handlers_repo();
+    let mut child = env
+        .cmd("fittok-mcp")
+        .current_dir(repo.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |line: &str| -> serde_json::Value {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let l = lines.next().expect("a reply").unwrap();
+            let v: serde_json::Value = serde_json::from_str(&l).unwrap();
+            if v.get("id").is_some() {
+                return v;
+            }
+        }
+    };
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"toolResultLimit":{"bytes":3000,"lines":60}}},"clientInfo":{"name":"small-agent","version":"1"}}}"#,
+    );
+    stdin_note(&mut |b: &[u8]| ask(std::str::from_utf8(b).unwrap()));
+    for budget in ["", r#","budget":8000"#, r#","budget":0"#] {
+        let v = ask(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"code_context","arguments":{{"question":"how are handlers dispatched","skip_seen":false{budget}}}}}}}"#
+        ));
+        let text = v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains("handle_request_"), "{v}");
+        assert!(
+            text.len() <= 3000 && text.lines().count() <= 60,
+            "budget {budget:?}: {} bytes, {} lines",
+            text.len(),
+            text.lines().count()
+        );
+    }
+    drop(stdin);
+    let _ = child.wait();
+}

@@ -7,7 +7,7 @@
 
 mod guard;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,7 @@ use rmcp::{
 };
 
 mod args;
+mod limits;
 
 use args::Args;
 use fittok_request::Request;
@@ -31,13 +32,15 @@ use fittok_request::query::Query;
 struct State {
     daemon: DaemonOptions,
     client: tokio::sync::Mutex<Option<Client>>,
-    /// Node ids returned per repository in this session.
-    seen: std::sync::Mutex<HashMap<String, HashSet<String>>>,
+    /// Node ids returned per repository in this session, with the version shown.
+    seen: std::sync::Mutex<HashMap<String, HashMap<String, u64>>>,
     /// FITTOK_MAX_BUDGET of this shim's environment (0 = none): an agent's client may cap
     /// what its agent asks for, whatever the daemon allows.
     max_budget: u32,
     /// The variables tool parameters fall back to (the LLM endpoint of FIT levels 3–4).
     env: args::Env,
+    /// Bytes and lines per token of this session's answers, to size them for the client.
+    per_token: std::sync::Mutex<limits::PerToken>,
 }
 
 #[derive(Clone)]
@@ -62,6 +65,7 @@ impl Shim {
                 seen: Default::default(),
                 max_budget,
                 env,
+                per_token: Default::default(),
             }),
         }
     }
@@ -162,13 +166,17 @@ impl Shim {
             Err(e) => return tool_error(e),
         };
         let repo_key = repo.display().to_string();
-        let exclude: Vec<String> = if values.bool("skip_seen") {
+        let exclude: Vec<(String, u64)> = if values.bool("skip_seen") {
             self.state
                 .seen
                 .lock()
                 .map(|s| {
                     s.get(&repo_key)
-                        .map(|v| v.iter().cloned().collect())
+                        .map(|v| {
+                            v.iter()
+                                .map(|(id, version)| (id.clone(), *version))
+                                .collect()
+                        })
                         .unwrap_or_default()
                 })
                 .unwrap_or_default()
@@ -177,19 +185,56 @@ impl Shim {
         };
         let mut req = fittok_request::query::request(repo_key.clone(), &values);
         req.budget = fittok_request::cap_budget(req.budget, self.state.max_budget);
-        req.exclude = exclude;
-        let reply = match self
-            .call(|mut c| {
-                let req = req.clone();
-                async move { c.query(req).await }
-            })
-            .await
+        (req.exclude, req.exclude_versions) = exclude.into_iter().unzip();
+        // Sized to what this client keeps of a result, when that is known: a smaller budget
+        // until the answer fits, never an answer cut by the client.
+        let limit = peer.peer_info().and_then(|info| limits::of(&info));
+        let per_token = self.state.per_token.lock().map(|p| *p).unwrap_or_default();
+        if let Some(l) = limit {
+            req.budget = l.first_budget(req.budget, per_token);
+        }
+        let mut reply;
+        let mut attempts = 0;
+        loop {
+            reply = match self
+                .call(|mut c| {
+                    let req = req.clone();
+                    async move { c.query(req).await }
+                })
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => return tool_error(e),
+            };
+            if let Ok(mut p) = self.state.per_token.lock() {
+                p.learn(&reply.text, reply.tokens);
+            }
+            attempts += 1;
+            match limit {
+                Some(l)
+                    if !l.fits(&reply.text)
+                        && attempts < 4
+                        && req.budget > fittok_proto::MIN_BUDGET =>
+                {
+                    req.budget = l.smaller_budget(req.budget, &reply.text);
+                }
+                _ => break,
+            }
+        }
+        if let Some(l) = limit
+            && !l.fits(&reply.text)
         {
-            Ok(r) => r,
-            Err(e) => return tool_error(e),
-        };
+            reply.text = limits::cut(&reply.text, l);
+        }
         if let Ok(mut seen) = self.state.seen.lock() {
-            seen.entry(repo_key).or_default().extend(reply.node_ids);
+            let versions = reply
+                .node_versions
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0));
+            seen.entry(repo_key)
+                .or_default()
+                .extend(reply.node_ids.into_iter().zip(versions));
         }
         Ok(CallToolResult::success(vec![ContentBlock::text(
             reply.text,

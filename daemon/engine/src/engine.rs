@@ -95,8 +95,10 @@ pub struct Query {
     pub explain: usize,
     /// Overrides the engine's own freshness note (the daemon knows what is pending).
     pub freshness: Option<String>,
-    /// Node ids the reader has already been shown: left out, and named in the answer.
-    pub exclude: std::collections::HashSet<String>,
+    /// Node ids the reader has already been shown, with the version shown
+    /// ([`crate::index::node_version`]; 0 = whatever version): left out and named in the
+    /// answer — unless the code changed since, then shown again and marked as changed.
+    pub exclude: std::collections::HashMap<String, u64>,
     /// Which model orders the candidates ([`crate::rank::Ranker::Auto`] unless asked otherwise).
     pub ranker: crate::rank::Ranker,
     /// Overrides why semantics are off, when the engine has none (the daemon knows how a
@@ -494,12 +496,23 @@ impl Engine {
         );
         tracing::debug!(us = t.elapsed().as_micros() as u64, "ranked");
         let mut already_shown = Vec::new();
+        let mut changed = std::collections::HashSet::new();
         if !q.exclude.is_empty() {
             let mut position = 0;
             ranked.retain(|r| {
                 position += 1;
                 let id = node_id(g, r.node);
-                let keep = !q.exclude.contains(&id);
+                let keep = match q.exclude.get(&id) {
+                    None => true,
+                    Some(0) => false,
+                    Some(&seen) => {
+                        let now = crate::index::node_version(g, &self.sources, r.node) != seen;
+                        if now {
+                            changed.insert(r.node);
+                        }
+                        now
+                    }
+                };
                 // Name only the excluded nodes that ranked near the top: the ones the answer
                 // would have shown.
                 if !keep && position <= 12 {
@@ -553,6 +566,7 @@ impl Engine {
                     budget: q.budget,
                     enc: q.encoding,
                     show_savings: q.show_savings,
+                    changed: &changed,
                 })
             },
             |a| a.tokens,

@@ -27,7 +27,17 @@ pub fn engine_query(req: &QueryRequest, max_budget: u32) -> Result<Query, Servic
         },
         show_savings: req.show_savings,
         explain: req.explain as usize,
-        exclude: req.exclude.iter().cloned().collect(),
+        exclude: req
+            .exclude
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                (
+                    id.clone(),
+                    req.exclude_versions.get(i).copied().unwrap_or(0),
+                )
+            })
+            .collect(),
         freshness: None,
         ranker: fittok_engine::rank::Ranker::default(),
         semantic_note: None,
@@ -54,7 +64,13 @@ pub fn reply(
             .nodes
             .iter()
             .map(|n| n.id.clone())
-            .chain(answer.inside_whole.iter().cloned())
+            .chain(answer.inside_whole.iter().map(|s| s.id.clone()))
+            .collect(),
+        node_versions: answer
+            .nodes
+            .iter()
+            .map(|n| n.version)
+            .chain(answer.inside_whole.iter().map(|s| s.version))
             .collect(),
         tokens: answer.tokens as u32,
         confidence: answer.confidence,

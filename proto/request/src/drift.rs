@@ -6,7 +6,11 @@
 use crate::{Kind, Param, Request};
 
 /// Fields a front end sets from the command it runs, not from a parameter.
-const SET_BY_FRONT_END: &[(&str, &str)] = &[("FitRequest", "action")];
+/// `exclude_versions` goes with `exclude`, from an MCP session's memory.
+const SET_BY_FRONT_END: &[(&str, &str)] = &[
+    ("FitRequest", "action"),
+    ("QueryRequest", "exclude_versions"),
+];
 
 /// `(type, name)` of each field of `message` in the proto text.
 fn fields(proto: &str, message: &str) -> Vec<(String, String)> {

@@ -93,5 +93,6 @@ pub fn request(repo: String, v: &Values) -> QueryRequest {
         json: v.bool("json"),
         show_savings: v.bool("show_savings"),
         exclude: v.list("exclude"),
+        exclude_versions: Vec::new(),
     }
 }

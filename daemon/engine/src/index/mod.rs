@@ -26,6 +26,22 @@ pub struct Index {
     pub transitions: pagerank::Transitions,
 }
 
+/// The version of a node's source: a hash of its bytes (FNV-1a, stable across builds), never
+/// 0 (which means "any version" to a reader who only knows an id).
+pub fn node_version(g: &Graph, sources: &Sources, node: u32) -> u64 {
+    let nr = g.nodes[node as usize];
+    let def = g.def(node);
+    let src = &sources[nr.file as usize];
+    let start = (def.start_byte as usize).min(src.len());
+    let end = (def.end_byte as usize).min(src.len()).max(start);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &src[start..end] {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.max(1)
+}
+
 /// A node's own text: its source, with the bodies of member definitions cut out (a class is
 /// its header, fields and member signatures; the members are nodes of their own).
 pub fn node_text(g: &Graph, sources: &Sources, node: u32) -> String {

@@ -35,6 +35,19 @@ pub struct AnswerNode {
     pub mode: Mode,
     pub tokens: usize,
     pub score: f32,
+    /// The version of the node's source shown ([`crate::index::node_version`]): a reader
+    /// that sends it back with an id is told when the code changed since.
+    pub version: u64,
+    /// Shown before in this session and changed since.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
+}
+
+/// A definition inside a container shown whole, with the version shown.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownId {
+    pub id: String,
+    pub version: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,7 +94,7 @@ pub struct Answer {
     /// although they are not blocks of their own (a session that skips what it has seen skips
     /// them too).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub inside_whole: Vec<String>,
+    pub inside_whole: Vec<ShownId>,
     pub references: Vec<RefSig>,
     pub pointers: Vec<Pointer>,
     /// Tokens of the files the shown code comes from, read whole (when savings are shown).
@@ -199,7 +212,12 @@ pub struct RenderInput<'a> {
     pub budget: usize,
     pub enc: Encoding,
     pub show_savings: bool,
+    /// Nodes the reader saw earlier whose code changed since: their blocks say so.
+    pub changed: &'a HashSet<u32>,
 }
+
+/// What a changed block's heading line ends with.
+pub const CHANGED_MARK: &str = " · changed since shown earlier in this session";
 
 fn compose(
     p: &Provenance,
@@ -271,8 +289,14 @@ pub fn answer(input: RenderInput) -> Answer {
         budget,
         enc,
         show_savings,
+        changed,
     } = input;
     let mut blocks = selection.blocks;
+    for b in blocks.iter_mut().filter(|b| changed.contains(&b.node)) {
+        if let Some(eol) = b.text.find('\n') {
+            b.text.insert_str(eol, CHANGED_MARK);
+        }
+    }
     // Small budgets keep a small frame: one map file / reference per 500 tokens (at least 3).
     let frame = |max: usize| {
         if budget == 0 {
@@ -370,6 +394,8 @@ pub fn answer(input: RenderInput) -> Answer {
                 mode: b.mode,
                 tokens: b.tokens,
                 score: b.score,
+                version: crate::index::node_version(g, sources, b.node),
+                changed: changed.contains(&b.node),
             }
         })
         .collect();
@@ -381,7 +407,10 @@ pub fn answer(input: RenderInput) -> Answer {
         .flat_map(|b| g.members(b.node))
         .collect();
     while let Some(m) = stack.pop() {
-        inside_whole.push(node_id(g, m));
+        inside_whole.push(ShownId {
+            id: node_id(g, m),
+            version: crate::index::node_version(g, sources, m),
+        });
         stack.extend(g.members(m));
     }
     Answer {
