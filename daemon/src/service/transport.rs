@@ -1,13 +1,32 @@
-//! The local socket: where it is bound and who may connect. The directory is 0700 and the
-//! socket 0600; a connection from another user is refused by its peer credentials even if
-//! permissions were loosened; a socket file left by a dead daemon is replaced; a listener
-//! inherited from systemd (LISTEN_FDS) is used as is. On Windows the socket is a named pipe
-//! (`windows.rs`, compile-checked only): local clients only, the peer's user checked by SID.
+//! The local socket, on `interprocess` (a Unix domain socket, or a named pipe on Windows):
+//! where it is bound and who may connect.
+//!
+//! What it guarantees, on both platforms: one daemon per name (a live one is "already
+//! serving"; on Windows the first pipe instance holds the name); local callers of this user
+//! only (the peer's uid, or on Windows its token's user SID, is checked on every connection);
+//! and on Unix a 0700 directory and a 0600 socket, a stale socket file replaced (never a
+//! file that is not a socket), and a listener inherited from systemd (LISTEN_FDS) used as is.
+//! Windows is compile-checked here, not run.
 
 use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use interprocess::local_socket::ListenerOptions;
+use interprocess::local_socket::tokio::prelude::*;
+use interprocess::local_socket::tokio::{Listener, Stream};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
 #[cfg(unix)]
-use std::path::Path;
-use std::path::PathBuf;
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+use unix as platform;
+#[cfg(windows)]
+use windows as platform;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
@@ -29,7 +48,7 @@ pub enum TransportError {
 
 impl TransportError {
     /// A failed bind: `InUse` when another daemon holds the name, else the OS error.
-    fn bind(path: &std::path::Path, source: io::Error, in_use: bool) -> TransportError {
+    fn bind(path: &Path, source: io::Error, in_use: bool) -> TransportError {
         if in_use {
             TransportError::InUse(path.to_path_buf())
         } else {
@@ -47,211 +66,136 @@ pub struct Listening<S> {
     pub guard: SocketGuard,
 }
 
-#[cfg(unix)]
-type SocketId = unix::SocketId;
-#[cfg(not(unix))]
-type SocketId = ();
-
 /// Removes the socket file at exit, only if it is still the one this daemon bound (path and
-/// inode): a successor may own the path by then. A pipe or an inherited socket owns nothing.
+/// identity): a successor may own the path by then. A pipe or an inherited socket owns
+/// nothing.
 pub struct SocketGuard {
-    bound: Option<(PathBuf, SocketId)>,
+    bound: Option<(PathBuf, platform::SocketId)>,
 }
 
 impl SocketGuard {
     /// Whether the socket file this daemon bound is still there (always, for a pipe or an
     /// inherited socket). Once it is removed or replaced, no client can reach this daemon.
     pub fn still_bound(&self) -> bool {
-        #[cfg(unix)]
-        if let Some((path, inode)) = &self.bound {
-            return unix::socket_id(path) == Some(*inode);
+        match &self.bound {
+            Some((path, id)) => platform::socket_id(path).as_ref() == Some(id),
+            None => true,
         }
-        true
     }
 
     pub fn release(self) {
-        #[cfg(unix)]
-        if let Some((path, inode)) = self.bound
-            && unix::socket_id(&path) == Some(inode)
+        if let Some((path, id)) = self.bound
+            && platform::socket_id(&path) == Some(id)
         {
             let _ = std::fs::remove_file(&path);
         }
-        #[cfg(not(unix))]
-        let _ = self.bound;
     }
 }
 
+/// One accepted connection, as tonic serves it.
+pub struct Connection(Stream);
+
+impl tonic::transport::server::Connected for Connection {
+    type ConnectInfo = ();
+    fn connect_info(&self) -> Self::ConnectInfo {}
+}
+
+impl AsyncRead for Connection {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Connection {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+/// Binds a listener at `path` with interprocess, the name not reclaimed on drop (the
+/// [`SocketGuard`] removes a socket file only while it is still ours).
+fn bind(path: &Path) -> Result<Listener, TransportError> {
+    let name = path
+        .to_fs_name::<interprocess::local_socket::GenericFilePath>()
+        .map_err(|source| TransportError::bind(path, source, false))?;
+    let options = platform::options(ListenerOptions::new().name(name).reclaim_name(false))
+        .map_err(|source| TransportError::bind(path, source, false))?;
+    options.create_tokio().map_err(|source| {
+        let in_use = platform::in_use(&source);
+        TransportError::bind(path, source, in_use)
+    })
+}
+
 /// Starts listening: on the listener inherited from the service manager if there is one,
-/// else on a socket bound at `path`.
-#[cfg(unix)]
+/// else on a socket (or pipe) bound at `path`.
 pub async fn listen(
     path: &Path,
 ) -> Result<
-    Listening<impl tokio_stream::Stream<Item = io::Result<tokio::net::UnixStream>> + use<>>,
+    Listening<impl tokio_stream::Stream<Item = io::Result<Connection>> + use<>>,
     TransportError,
 > {
-    use tokio_stream::StreamExt;
-    let inherited = unix::inherited()?;
+    let inherited = platform::inherited()?;
     let from_manager = inherited.is_some();
-    let listener = match inherited {
-        Some(l) => l,
-        None => unix::bind(path).await?,
+    let (listener, bound) = match inherited {
+        Some(l) => (l, None),
+        None => {
+            platform::prepare(path).await?;
+            let listener = bind(path)?;
+            platform::secure(path)?;
+            let bound = platform::socket_id(path).map(|id| (path.to_path_buf(), id));
+            (listener, bound)
+        }
     };
     tracing::info!(socket = %path.display(), from_manager, "listening");
-    let bound = if from_manager {
-        None
-    } else {
-        unix::socket_id(path).map(|id| (path.to_path_buf(), id))
-    };
-    let incoming =
-        tokio_stream::wrappers::UnixListenerStream::new(listener).filter(|conn| match conn {
-            Ok(stream) => unix::peer_allowed(stream),
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                false
-            }
-        });
+    let incoming = futures_accept(listener);
     Ok(Listening {
         incoming,
         guard: SocketGuard { bound },
     })
 }
 
-#[cfg(windows)]
-mod windows;
-#[cfg(windows)]
-pub use windows::listen;
-
-#[cfg(unix)]
-mod unix {
-    use super::*;
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-
-    /// The uid of this process.
-    pub fn own_uid() -> u32 {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        unsafe { libc::geteuid() }
-    }
-
-    /// Whether a connected peer runs as our user.
-    pub fn peer_allowed(stream: &tokio::net::UnixStream) -> bool {
-        match stream.peer_cred() {
-            Ok(cred) if cred.uid() == own_uid() => true,
-            Ok(cred) => {
-                tracing::warn!(
-                    peer_uid = cred.uid(),
-                    peer_pid = ?cred.pid(),
-                    "connection from another user refused"
-                );
-                false
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "peer credentials unavailable; connection refused");
-                false
-            }
-        }
-    }
-
-    /// A listener passed by systemd socket activation, if this process is its target.
-    pub fn inherited() -> Result<Option<tokio::net::UnixListener>, TransportError> {
-        use std::os::fd::FromRawFd;
-        let pid_matches = std::env::var("LISTEN_PID")
-            .ok()
-            .and_then(|p| p.trim().parse::<u32>().ok())
-            == Some(std::process::id());
-        let fds = std::env::var("LISTEN_FDS")
-            .ok()
-            .and_then(|n| n.trim().parse::<u32>().ok())
-            .unwrap_or(0);
-        if !pid_matches || fds == 0 {
-            return Ok(None);
-        }
-        // SAFETY: single-threaded startup; the variables are for this process only and must
-        // not leak into children.
-        unsafe {
-            std::env::remove_var("LISTEN_PID");
-            std::env::remove_var("LISTEN_FDS");
-            std::env::remove_var("LISTEN_FDNAMES");
-        }
-        // SAFETY: by the socket-activation protocol, fd 3 is an open listening socket that
-        // systemd handed to this process and nobody else owns.
-        let std_listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(3) };
-        std_listener
-            .set_nonblocking(true)
-            .map_err(TransportError::Inherited)?;
-        tokio::net::UnixListener::from_std(std_listener)
-            .map(Some)
-            .map_err(TransportError::Inherited)
-    }
-
-    /// Binds the socket at `path`: creates its directory 0700, replaces a stale socket file,
-    /// refuses when a live daemon answers there, and sets the socket 0600.
-    pub async fn bind(path: &Path) -> Result<tokio::net::UnixListener, TransportError> {
-        if path.as_os_str().len() > 107 {
-            return Err(TransportError::TooLong(path.to_path_buf()));
-        }
-        if let Some(dir) = path.parent() {
-            let dir_err = |source| TransportError::Dir {
-                path: dir.to_path_buf(),
-                source,
+/// Accepted connections from this user, as a stream; a failed accept is logged and skipped.
+fn futures_accept(
+    listener: Listener,
+) -> impl tokio_stream::Stream<Item = io::Result<Connection>> + use<> {
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        loop {
+            // The server stopped accepting: let go of the listener at once.
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = tx.closed() => return,
             };
-            // New directories are private from the start; existing ones are checked below.
-            std::os::unix::fs::DirBuilderExt::mode(
-                std::fs::DirBuilder::new().recursive(true),
-                0o700,
-            )
-            .create(dir)
-            .map_err(dir_err)?;
-            // Only tighten a directory we own (XDG_RUNTIME_DIR/fittok, the cache's run/); a
-            // shared parent given through FITTOK_SOCKET is left alone.
-            if let Ok(meta) = std::fs::metadata(dir)
-                && meta.uid() == own_uid()
-                && meta.permissions().mode() & 0o077 != 0
-            {
-                let is_ours = dir.file_name().is_some_and(|n| n == "fittok" || n == "run");
-                if is_ours {
-                    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                        .map_err(dir_err)?;
-                }
-            }
-        }
-        // Only a socket file may be replaced, and only a stale one: a user's file or folder at
-        // this path is never touched.
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            use std::os::unix::fs::FileTypeExt;
-            if !meta.file_type().is_socket() {
-                return Err(TransportError::NotASocket(path.to_path_buf()));
-            }
-            match tokio::net::UnixStream::connect(path).await {
-                Ok(_) => return Err(TransportError::InUse(path.to_path_buf())),
+            let stream = match accepted {
+                Ok(s) => s,
                 Err(e) => {
-                    tracing::info!(socket = %path.display(), error = %e, "stale socket file replaced");
-                    let _ = std::fs::remove_file(path);
+                    tracing::warn!(error = %e, "accept failed");
+                    // A listener that keeps failing must not spin.
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
                 }
+            };
+            if !platform::peer_allowed(&stream) {
+                continue;
+            }
+            if tx.send(Ok(Connection(stream))).await.is_err() {
+                return; // the server stopped accepting
             }
         }
-        let listener = tokio::net::UnixListener::bind(path).map_err(|source| {
-            let in_use = source.kind() == io::ErrorKind::AddrInUse;
-            TransportError::bind(path, source, in_use)
-        })?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(
-            |source| TransportError::Bind {
-                path: path.to_path_buf(),
-                source,
-            },
-        )?;
-        Ok(listener)
-    }
-
-    /// What identifies one socket file: device, inode and change time. The inode alone is
-    /// not enough: a successor that replaces a stale socket may get the same inode number,
-    /// and its socket would then be taken for ours (and removed at our exit).
-    pub type SocketId = (u64, u64, i64, i64);
-
-    /// The identity of the socket file, to remove it at exit only if it is still ours.
-    pub fn socket_id(path: &Path) -> Option<SocketId> {
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()))
-    }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
 }

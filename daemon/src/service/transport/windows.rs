@@ -1,121 +1,71 @@
-//! The daemon's named pipe on Windows. Compile-checked here (x86_64-pc-windows-gnu) but never
-//! run: this machine has no Windows. What holds it to the Unix contract:
-//! - one daemon per name: the first instance is created with FILE_FLAG_FIRST_PIPE_INSTANCE,
-//!   so a second daemon fails with "in use" instead of sharing the name;
-//! - local callers only (remote clients rejected) and the caller's user checked: the token
-//!   user SID of the client process must equal ours, as the Unix peer uid must;
-//! - a pipe disappears with its process, so there is never a stale file to replace.
+//! The Windows side of the transport: a named pipe through interprocess (the first instance
+//! holds the name, remote clients are rejected), and the client's user checked by the SID of
+//! its process token, as the Unix peer uid is. Compile-checked here, never run: this machine
+//! has no Windows. A pipe disappears with its process, so there is never a stale file.
 
 use std::io;
 use std::path::Path;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
+use interprocess::local_socket::ListenerOptions;
+use interprocess::local_socket::tokio::{Listener, Stream};
+use interprocess::local_socket::traits::StreamCommon;
 
-use super::{Listening, SocketGuard, TransportError};
+use super::TransportError;
+
+/// A pipe has no file to identify.
+pub type SocketId = ();
+
+pub fn socket_id(_: &Path) -> Option<SocketId> {
+    None
+}
 
 /// winerror.h: the name is held by another process's first instance.
 const ERROR_ACCESS_DENIED: i32 = 5;
+/// winerror.h: every instance of the pipe is busy (another daemon serves it).
+const ERROR_PIPE_BUSY: i32 = 231;
 
-/// An accepted pipe connection, as tonic serves it.
-pub struct PipeConnection(NamedPipeServer);
-
-impl tonic::transport::server::Connected for PipeConnection {
-    type ConnectInfo = ();
-    fn connect_info(&self) -> Self::ConnectInfo {}
+pub fn options(o: ListenerOptions<'_>) -> io::Result<ListenerOptions<'_>> {
+    Ok(o)
 }
 
-impl AsyncRead for PipeConnection {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
-    }
+/// Whether creating the first instance failed because another daemon holds the name.
+pub fn in_use(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(ERROR_ACCESS_DENIED) | Some(ERROR_PIPE_BUSY)
+    )
 }
 
-impl AsyncWrite for PipeConnection {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_flush(cx)
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
-    }
+/// No service manager hands pipes over.
+pub fn inherited() -> Result<Option<Listener>, TransportError> {
+    Ok(None)
 }
 
-fn instance(path: &Path, first: bool) -> io::Result<NamedPipeServer> {
-    ServerOptions::new()
-        .first_pipe_instance(first)
-        .reject_remote_clients(true)
-        .create(path)
+pub async fn prepare(_: &Path) -> Result<(), TransportError> {
+    Ok(())
 }
 
-/// Creates the pipe and accepts on it until the returned stream is dropped. A new instance is
-/// created before each accepted one is handed over, so a client never finds the name absent.
-pub async fn listen(
-    path: &Path,
-) -> Result<
-    Listening<impl tokio_stream::Stream<Item = io::Result<PipeConnection>> + use<>>,
-    TransportError,
-> {
-    let mut next = instance(path, true).map_err(|source| {
-        let in_use = source.raw_os_error() == Some(ERROR_ACCESS_DENIED);
-        TransportError::bind(path, source, in_use)
-    })?;
-    tracing::info!(pipe = %path.display(), "listening");
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    let name = path.to_path_buf();
-    tokio::spawn(async move {
-        loop {
-            if let Err(e) = next.connect().await {
-                tracing::warn!(error = %e, "accept failed");
-                match instance(&name, false) {
-                    Ok(fresh) => next = fresh,
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        return;
-                    }
-                }
-                continue;
-            }
-            let connected = match instance(&name, false) {
-                Ok(fresh) => std::mem::replace(&mut next, fresh),
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            if !peer_allowed(&connected) {
-                continue;
-            }
-            if tx.send(Ok(PipeConnection(connected))).await.is_err() {
-                return; // the server stopped accepting
-            }
+pub fn secure(_: &Path) -> Result<(), TransportError> {
+    Ok(())
+}
+
+/// Whether the process at the other end of the pipe runs as our user.
+pub fn peer_allowed(stream: &Stream) -> bool {
+    let pid = match stream.peer_creds().map(|c| c.pid()) {
+        Ok(Some(pid)) => pid,
+        Ok(None) => {
+            tracing::warn!("the pipe client's process is unknown; connection refused");
+            return false;
         }
-    });
-    Ok(Listening {
-        incoming: tokio_stream::wrappers::ReceiverStream::new(rx),
-        guard: SocketGuard { bound: None },
-    })
-}
-
-/// Whether the process at the other end of `pipe` runs as our user.
-fn peer_allowed(pipe: &NamedPipeServer) -> bool {
-    use std::os::windows::io::AsRawHandle;
-    match (client_user(pipe.as_raw_handle()), own_user()) {
+        Err(e) => {
+            tracing::warn!(error = %e, "peer identity unavailable; connection refused");
+            return false;
+        }
+    };
+    match (client_user(pid), own_user()) {
         (Ok(peer), Ok(own)) if peer == own => true,
         (Ok(_), Ok(_)) => {
-            tracing::warn!("connection from another user refused");
+            tracing::warn!(peer_pid = pid, "connection from another user refused");
             false
         }
         (Err(e), _) | (_, Err(e)) => {
@@ -125,16 +75,10 @@ fn peer_allowed(pipe: &NamedPipeServer) -> bool {
     }
 }
 
-/// The user SID (as bytes) of the process connected to the pipe.
-fn client_user(pipe: std::os::windows::io::RawHandle) -> io::Result<Vec<u8>> {
+/// The user SID (as bytes) of process `pid` (the pipe's client, as interprocess reports it).
+fn client_user(pid: u32) -> io::Result<Vec<u8>> {
     use windows_sys::Win32::Foundation::CloseHandle;
-    use windows_sys::Win32::System::Pipes::GetNamedPipeClientProcessId;
     use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION};
-    let mut pid = 0u32;
-    // SAFETY: `pipe` is a live pipe handle owned by the caller; `pid` is a valid out pointer.
-    if unsafe { GetNamedPipeClientProcessId(pipe, &mut pid) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
     // SAFETY: plain call; a null handle is an error, checked below.
     let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
     if process.is_null() {
