@@ -139,9 +139,22 @@ fn dispatch(roots: &Mutex<Vec<PathBuf>>, sink: &Sink, result: DebounceEventResul
     }
 }
 
+/// Why files are not watched: the answer to "is this current?" names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WatchError {
+    #[error("FITTOK_AUTOWATCH is off")]
+    Off,
+    #[error("inotify watch limit reached (raise fs.inotify.max_user_watches)")]
+    WatchLimit,
+    #[error("inotify instance limit reached (raise fs.inotify.max_user_instances)")]
+    InstanceLimit,
+    #[error("cannot watch: {0}")]
+    Other(String),
+}
+
 impl Watch {
     /// Starts the watcher; it watches nothing until [`Watch::add`].
-    pub fn new(sink: Sink) -> Result<Watch, String> {
+    pub fn new(sink: Sink) -> Result<Watch, WatchError> {
         let roots: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
         let seen = roots.clone();
         // Symlinks are not followed, as the walk does not follow them: a `sysroot -> /usr`
@@ -162,11 +175,11 @@ impl Watch {
     }
 
     /// Watches `root` recursively. The error says why not (inotify limits, permissions).
-    pub fn add(&self, root: &Path) -> Result<(), String> {
+    pub fn add(&self, root: &Path) -> Result<(), WatchError> {
         let mut d = self
             .debouncer
             .lock()
-            .map_err(|_| "watcher poisoned".to_string())?;
+            .map_err(|_| WatchError::Other("the watcher's lock is poisoned".into()))?;
         d.watch(root, RecursiveMode::Recursive)
             .map_err(|e| describe(&e))?;
         if let Ok(mut roots) = self.roots.lock() {
@@ -185,16 +198,14 @@ impl Watch {
     }
 }
 
-/// One line for a notify error, naming the limit to raise when it is one.
-fn describe(e: &notify::Error) -> String {
+/// A notify error, naming the limit to raise when it is one.
+fn describe(e: &notify::Error) -> WatchError {
     match &e.kind {
-        notify::ErrorKind::MaxFilesWatch => {
-            "inotify watch limit reached (raise fs.inotify.max_user_watches)".into()
-        }
+        notify::ErrorKind::MaxFilesWatch => WatchError::WatchLimit,
         notify::ErrorKind::Io(io) if io.raw_os_error() == Some(libc::EMFILE) => {
-            "inotify instance limit reached (raise fs.inotify.max_user_instances)".into()
+            WatchError::InstanceLimit
         }
-        _ => format!("cannot watch: {e}"),
+        _ => WatchError::Other(e.to_string()),
     }
 }
 

@@ -95,7 +95,7 @@ impl Residents {
                 Ok(()) => live.watching = true,
                 Err(why) => {
                     tracing::info!(repo = %resident.root.display(), %why, "not watching");
-                    live.not_watching = Some(why.clone());
+                    live.not_watching = Some(why.to_string());
                 }
             }
         }

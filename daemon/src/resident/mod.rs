@@ -133,7 +133,7 @@ pub struct Residents {
     stopping: Arc<AtomicBool>,
     opts: ResidentOptions,
     /// The one file watcher, or why there is none.
-    watch: Result<crate::watch::Watch, String>,
+    watch: Result<crate::watch::Watch, crate::watch::WatchError>,
     /// Roots with pending changes, for the updater thread.
     update_queue: Mutex<mpsc::Sender<PathBuf>>,
 }
@@ -154,7 +154,7 @@ impl Residents {
                     }
                 }))
             } else {
-                Err("FITTOK_AUTOWATCH is off".into())
+                Err(crate::watch::WatchError::Off)
             };
             if let Err(why) = &watch {
                 tracing::info!(%why, "not watching files; changes are checked before each answer");

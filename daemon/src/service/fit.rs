@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::{FitAction, FitFileInfo, FitReply, FitRequest, FitVerdict, MapRequest};
 
-use fittok_engine::fit::{self, Advisor, Estimator, FitOptions, Level, Verdict};
+use fittok_engine::fit::{self, AdviceError, Advisor, Estimator, FitOptions, Level, Verdict};
 use fittok_llm::Provider;
 
 use super::ServiceError;
@@ -33,18 +33,18 @@ impl LlmAdvisor {
         })
     }
 
-    fn ask(&self, system: &str, user: &str) -> Result<String, String> {
+    fn ask(&self, system: &str, user: &str) -> Result<String, AdviceError> {
         let fut = self.provider.chat(system, user);
         let reply = match &self.runtime {
             Some(rt) => rt.block_on(fut),
             None => tokio::runtime::Handle::current().block_on(fut),
         };
-        reply.map_err(|e| e.to_string())
+        reply.map_err(|e| AdviceError(e.to_string()))
     }
 }
 
 impl Advisor for LlmAdvisor {
-    fn summary(&self, section: &str) -> Result<String, String> {
+    fn summary(&self, section: &str) -> Result<String, AdviceError> {
         let text: String = section.chars().take(12_000).collect();
         self.ask(
             "You summarise one section of a Markdown document for a reader deciding whether to open it. Reply with one or two plain sentences saying what the section contains; no preamble, no Markdown.",
@@ -52,7 +52,11 @@ impl Advisor for LlmAdvisor {
         )
     }
 
-    fn importance(&self, sections: &[String], task: Option<&str>) -> Result<Vec<usize>, String> {
+    fn importance(
+        &self,
+        sections: &[String],
+        task: Option<&str>,
+    ) -> Result<Vec<usize>, AdviceError> {
         let list: String = sections
             .iter()
             .enumerate()
@@ -68,12 +72,12 @@ impl Advisor for LlmAdvisor {
         )?;
         let start = reply
             .find('[')
-            .ok_or_else(|| format!("no ranking in the reply: {reply:?}"))?;
+            .ok_or_else(|| AdviceError(format!("no ranking in the reply: {reply:?}")))?;
         let end = reply
             .rfind(']')
-            .ok_or_else(|| format!("no ranking in the reply: {reply:?}"))?;
+            .ok_or_else(|| AdviceError(format!("no ranking in the reply: {reply:?}")))?;
         let order: Vec<usize> = serde_json::from_str::<Vec<serde_json::Value>>(&reply[start..=end])
-            .map_err(|e| format!("unreadable ranking {reply:?}: {e}"))?
+            .map_err(|e| AdviceError(format!("unreadable ranking {reply:?}: {e}")))?
             .iter()
             .filter_map(|v| v.as_u64().map(|n| n as usize))
             .filter(|&i| i < sections.len())

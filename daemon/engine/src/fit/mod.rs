@@ -153,10 +153,20 @@ impl Level {
 /// matter most (for the reader, or for a task).
 pub trait Advisor: Sync {
     /// One or two sentences saying what `section` holds.
-    fn summary(&self, section: &str) -> Result<String, String>;
+    fn summary(&self, section: &str) -> Result<String, AdviceError>;
     /// Indices of `sections` (title and opening line each), most important first.
-    fn importance(&self, sections: &[String], task: Option<&str>) -> Result<Vec<usize>, String>;
+    fn importance(
+        &self,
+        sections: &[String],
+        task: Option<&str>,
+    ) -> Result<Vec<usize>, AdviceError>;
 }
+
+/// A model that could not advise: unreachable, refusing, or answering nonsense. The whole
+/// plan fails with it ([`FitError::Llm`]); nothing is written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AdviceError(pub String);
 
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
@@ -180,7 +190,7 @@ pub enum FitError {
     #[error("levels 3-4 need an LLM endpoint: pass --llm-base-url (and --llm-model)")]
     NoAdvisor,
     #[error("the LLM failed, nothing written: {0}")]
-    Llm(String),
+    Llm(AdviceError),
     #[error(
         "{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)"
     )]

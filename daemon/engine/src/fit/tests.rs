@@ -511,9 +511,9 @@ struct FakeAdvisor {
 }
 
 impl Advisor for FakeAdvisor {
-    fn summary(&self, section: &str) -> Result<String, String> {
+    fn summary(&self, section: &str) -> Result<String, AdviceError> {
         if self.fail {
-            return Err("endpoint gone".into());
+            return Err(AdviceError("endpoint gone".into()));
         }
         Ok(format!(
             "Covers {}.",
@@ -525,7 +525,11 @@ impl Advisor for FakeAdvisor {
                 .trim()
         ))
     }
-    fn importance(&self, sections: &[String], _task: Option<&str>) -> Result<Vec<usize>, String> {
+    fn importance(
+        &self,
+        sections: &[String],
+        _task: Option<&str>,
+    ) -> Result<Vec<usize>, AdviceError> {
         Ok((0..sections.len()).rev().collect())
     }
 }

@@ -10,7 +10,7 @@ mod teaser;
 use std::collections::{HashMap, HashSet};
 
 use super::scan::{Line, scan};
-use super::{Advisor, FitFile, FitOptions, thousands};
+use super::{AdviceError, Advisor, FitFile, FitOptions, thousands};
 
 /// Deepest recursion; each level strictly shrinks the text, this only bounds pathologies.
 const MAX_DEPTH: usize = 24;
@@ -29,7 +29,7 @@ pub struct Planner<'a> {
     query_terms: Vec<String>,
     advisor: Option<&'a dyn Advisor>,
     /// The first error the advisor gave: the plan fails with it.
-    advice_error: Option<String>,
+    advice_error: Option<AdviceError>,
 }
 
 /// A section: lines `start..end`, opened by a heading of `level` spanning `head` lines.
@@ -97,7 +97,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The advisor's answer, remembering its first failure.
-    fn advise<T>(&mut self, ask: impl FnOnce(&dyn Advisor) -> Result<T, String>) -> Option<T> {
+    fn advise<T>(&mut self, ask: impl FnOnce(&dyn Advisor) -> Result<T, AdviceError>) -> Option<T> {
         let advisor = self.advisor?;
         if self.advice_error.is_some() {
             return None;
@@ -128,7 +128,7 @@ impl<'a> Planner<'a> {
     }
 
     /// Plans the whole tree; the root comes first. Fails only when the advisor did.
-    pub fn run(mut self, file_name: &str, stem: &str) -> Result<Vec<FitFile>, String> {
+    pub fn run(mut self, file_name: &str, stem: &str) -> Result<Vec<FitFile>, AdviceError> {
         let text = std::mem::take(&mut self.text);
         self.learn_idf(&text);
         let root = self.node(&text, "", stem, 0);
