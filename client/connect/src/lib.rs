@@ -154,13 +154,16 @@ pub async fn hello(socket: &Path, client: &str) -> Result<(Client, HelloReply), 
 /// the spawn timeout): a directory, a file that is not a socket, a path too long for a Unix
 /// socket address.
 pub fn check_socket_path(socket: &Path) -> Result<(), ClientError> {
-    let bad = |reason: String| ClientError::BadSocket {
-        socket: socket.to_path_buf(),
-        reason,
-    };
+    // A named pipe has no file to be wrong: only a Unix socket path is checked.
+    #[cfg(not(unix))]
+    let _ = socket;
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
+        let bad = |reason: String| ClientError::BadSocket {
+            socket: socket.to_path_buf(),
+            reason,
+        };
         // sun_path holds 108 bytes on Linux, 104 on macOS and the BSDs, with the final NUL.
         let max = if cfg!(target_os = "linux") { 107 } else { 103 };
         let len = socket.as_os_str().len();
