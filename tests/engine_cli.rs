@@ -228,3 +228,66 @@ fn savings_footer_and_budget_cap_from_the_environment() {
     );
     assert!(text.contains("tokens instead of"), "{text}");
 }
+
+/// C# end to end: a realistic question on a small C# repository gets the right method first,
+/// reached across files through namespaces, with its fence tagged `csharp`.
+#[test]
+fn csharp_question_gets_the_right_method_first() {
+    let repo = TempRepo::new("csharp");
+    repo.write(
+        "src/Shop/Checkout/CartService.cs",
+        "using Shop.Pricing;\n\nnamespace Shop.Checkout;\n\n/// <summary>Turns a cart into an order.</summary>\npublic class CartService\n{\n    private readonly DiscountPolicy _discounts;\n\n    public CartService(DiscountPolicy discounts) { _discounts = discounts; }\n\n    public Order PlaceOrder(Cart cart)\n    {\n        var total = cart.Subtotal();\n        return new Order(total - _discounts.DiscountFor(cart));\n    }\n}\n",
+    )
+    .write(
+        "src/Shop/Pricing/DiscountPolicy.cs",
+        "namespace Shop.Pricing\n{\n    /// <summary>Decides how much a cart is discounted.</summary>\n    public class DiscountPolicy\n    {\n        /// <summary>The discount for a cart: 10 percent of the subtotal above 100, loyalty members 5 percent more.</summary>\n        public decimal DiscountFor(Cart cart)\n        {\n            var discount = cart.Subtotal() > 100m ? cart.Subtotal() * 0.10m : 0m;\n            if (cart.Customer.IsLoyaltyMember) { discount += cart.Subtotal() * 0.05m; }\n            return discount;\n        }\n    }\n}\n",
+    )
+    .write(
+        "src/Shop/Cart.cs",
+        "namespace Shop\n{\n    public class Cart\n    {\n        public Customer Customer { get; set; }\n        public decimal Subtotal() => 0m;\n    }\n}\n",
+    )
+    .write(
+        "tests/Shop.Tests/DiscountPolicyTests.cs",
+        "namespace Shop.Tests;\npublic class DiscountPolicyTests { public void DiscountForLoyaltyMembers() { new Shop.Pricing.DiscountPolicy().DiscountFor(null); } }\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            "how is the discount for loyalty members computed?",
+            "--json",
+            "--semantic",
+            "off",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    // First: the method, on its own or inside its class shown whole (on a repository this
+    // small the class is short enough to show entire).
+    let first = v["nodes"][0]["id"].as_str().unwrap();
+    let whole_class = first == "src/Shop/Pricing/DiscountPolicy.cs#DiscountPolicy"
+        && v["nodes"][0]["mode"] == "whole";
+    assert!(
+        first == "src/Shop/Pricing/DiscountPolicy.cs#DiscountPolicy.DiscountFor" || whole_class,
+        "{v:#}"
+    );
+    let code = v["text"].as_str().unwrap();
+    let first_block = code.split("### ").nth(1).unwrap_or_default();
+    assert!(
+        first_block.contains("public decimal DiscountFor(Cart cart)"),
+        "{code}"
+    );
+    assert!(v["text"].as_str().unwrap().contains("```csharp"), "{v:#}");
+    // The call from another file and namespace is an edge the graph knows.
+    let out = run("fittokd", &["inspect", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let cs = &v["languages"]["csharp"];
+    assert_eq!(cs["files"], 4, "{v:#}");
+    assert!(cs["resolved"].as_u64().unwrap() >= 3, "{cs}");
+}

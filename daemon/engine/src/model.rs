@@ -16,11 +16,12 @@ pub enum Lang {
     Java,
     Go,
     Rust,
+    CSharp,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 8] = [
+    pub const ALL: [Lang; 9] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -28,6 +29,7 @@ impl Lang {
         Lang::Java,
         Lang::Go,
         Lang::Rust,
+        Lang::CSharp,
         Lang::Markdown,
     ];
 
@@ -46,6 +48,7 @@ impl Lang {
             "java" => Lang::Java,
             "go" => Lang::Go,
             "rs" => Lang::Rust,
+            "cs" => Lang::CSharp,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -60,8 +63,15 @@ impl Lang {
             Lang::Java => "java",
             Lang::Go => "go",
             Lang::Rust => "rust",
+            Lang::CSharp => "csharp",
             Lang::Markdown => "markdown",
         }
+    }
+
+    /// Languages where code lives in classes only (Java, C#): an unqualified call inside a
+    /// class is one of its methods (implicit `this`), and an import names one type.
+    pub fn has_classes_only(self) -> bool {
+        matches!(self, Lang::Java | Lang::CSharp)
     }
 
     /// Languages whose modules resolve into each other (TS imports JS and back).
@@ -73,6 +83,7 @@ impl Lang {
             Lang::Go => 4,
             Lang::Rust => 5,
             Lang::Markdown => 6,
+            Lang::CSharp => 7,
         }
     }
 }
@@ -254,6 +265,7 @@ pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split('.').next().unwrap_or(file);
     if file.ends_with("_test.go")
+        || (file.ends_with(".cs") && (stem.ends_with("Tests") || stem.ends_with("Test")))
         || (file.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
         || file == "conftest.py"
         || file.contains(".test.")
@@ -265,7 +277,9 @@ pub fn is_test_path(path: &str) -> bool {
         matches!(
             dir,
             "tests" | "test" | "__tests__" | "testing" | "testdata" | "spec" | "specs"
-        )
+        ) || dir.ends_with(".Tests")
+            || dir.ends_with(".Test")
+            || matches!(dir, "Tests" | "Test")
     })
 }
 
@@ -290,5 +304,8 @@ mod tests {
         assert!(is_test_path("crates/x/tests/it.rs"));
         assert!(!is_test_path("src/testing_utils_not_dir.rs"));
         assert!(!is_test_path("src/router.go"));
+        assert!(is_test_path("src/Newtonsoft.Json.Tests/JsonConvertTest.cs"));
+        assert!(is_test_path("test/Parser/ParserTests.cs"));
+        assert!(!is_test_path("src/Newtonsoft.Json/JsonConvert.cs"));
     }
 }

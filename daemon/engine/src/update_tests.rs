@@ -17,6 +17,7 @@ enum L {
     Ts,
     Go,
     Rs,
+    Cs,
 }
 
 struct Func {
@@ -38,6 +39,7 @@ impl FileModel {
             L::Ts => format!("ts/{}.ts", self.stem),
             L::Go => format!("go/{}.go", self.stem),
             L::Rs => format!("rs/{}.rs", self.stem),
+            L::Cs => format!("cs/{}.cs", self.stem),
         }
     }
 }
@@ -137,6 +139,25 @@ impl Model {
                     s.push_str("    1\n}\n");
                 }
             }
+            L::Cs => {
+                // One namespace; a static class per file; a call into another file goes
+                // through that file's class, as C# requires.
+                s.push_str(&format!(
+                    "namespace Prop;\n\npublic static class C_{}\n{{\n",
+                    f.stem
+                ));
+                for g in &f.funcs {
+                    s.push_str(&format!("    public static int {}()\n    {{\n", g.name));
+                    for c in &g.calls {
+                        match self.home(L::Cs, c).filter(|h| h.stem != f.stem) {
+                            Some(h) => s.push_str(&format!("        C_{}.{c}();\n", h.stem)),
+                            None => s.push_str(&format!("        {c}();\n")),
+                        }
+                    }
+                    s.push_str("        return 1;\n    }\n");
+                }
+                s.push_str("}\n");
+            }
         }
         s
     }
@@ -225,7 +246,7 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [L::Py, L::Ts, L::Go, L::Rs] {
+    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs] {
         for stem in ["lib", "a", "b"] {
             let funcs = (0..2)
                 .map(|_| Func {

@@ -276,6 +276,10 @@ fn is_generated_name(path: &str) -> bool {
         || file.ends_with(".pb.go")
         || file.ends_with("_generated.go")
         || file.ends_with(".generated.ts")
+        || file.ends_with(".g.cs")
+        || file.ends_with(".g.i.cs")
+        || file.ends_with(".designer.cs")
+        || file.ends_with(".Designer.cs")
 }
 
 /// Why a file's content disqualifies it, if it does: NUL bytes mean binary; very long lines in

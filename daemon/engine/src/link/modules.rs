@@ -12,7 +12,8 @@ pub struct ModuleIndex {
     /// JS/TS path without extension (and `dir` for `dir/index.*`) → files.
     js: HashMap<String, Vec<u32>>,
     /// Java package → files.
-    java_packages: HashMap<String, Vec<u32>>,
+    /// Java packages and C# namespaces, per language family: name → files declaring it.
+    packages: HashMap<(u8, String), Vec<u32>>,
     /// Go directory → files (excluding tests of other packages is not needed for linking).
     go_dirs: HashMap<String, Vec<u32>>,
     /// Rust (crate root dir, module path) → files.
@@ -101,9 +102,12 @@ impl ModuleIndex {
                         ix.js.entry(dir.to_string()).or_default().push(i);
                     }
                 }
-                Lang::Java => {
+                Lang::Java | Lang::CSharp => {
                     if let Some(pkg) = &f.package {
-                        ix.java_packages.entry(pkg.clone()).or_default().push(i);
+                        ix.packages
+                            .entry((f.lang.family(), pkg.clone()))
+                            .or_default()
+                            .push(i);
                     }
                 }
                 Lang::Go => {
@@ -138,7 +142,7 @@ impl ModuleIndex {
         match from.lang {
             Lang::Python => self.python_module(&from.path, module),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => self.js_module(&from.path, module),
-            Lang::Java => self.java_package(module),
+            Lang::Java | Lang::CSharp => self.package(from.lang, module),
             Lang::Go => self.go_package(module),
             Lang::Rust => self.rust_path(&from.path, module),
             Lang::Markdown => Vec::new(),
@@ -203,14 +207,19 @@ impl ModuleIndex {
         self.js.get(strip_ext(&joined)).cloned().unwrap_or_default()
     }
 
-    fn java_package(&self, module: &str) -> Vec<u32> {
-        if let Some(files) = self.java_packages.get(module) {
+    fn packages_named(&self, lang: Lang, name: &str) -> Option<&Vec<u32>> {
+        self.packages.get(&(lang.family(), name.to_string()))
+    }
+
+    /// The files of a Java package or C# namespace a module string names: exactly, or — for
+    /// `a.b.C` (a class) or `a.b.C.m` (a static member) — its longest package prefix.
+    fn package(&self, lang: Lang, module: &str) -> Vec<u32> {
+        if let Some(files) = self.packages_named(lang, module) {
             return files.clone();
         }
-        // `a.b.C` (a class) or `a.b.C.m` (static member): the package is a prefix.
         let mut m = module;
         while let Some((prefix, _)) = m.rsplit_once('.') {
-            if let Some(files) = self.java_packages.get(prefix) {
+            if let Some(files) = self.packages_named(lang, prefix) {
                 return files.clone();
             }
             m = prefix;
@@ -218,11 +227,24 @@ impl ModuleIndex {
         Vec::new()
     }
 
-    pub fn java_same_package(&self, package: Option<&str>) -> Vec<u32> {
-        package
-            .and_then(|p| self.java_packages.get(p))
+    /// The files whose top-level names a file of `package` sees without importing: its own
+    /// package (Java); its namespace and every enclosing one (C#: code in `A.B` sees `A`).
+    pub fn same_package(&self, lang: Lang, package: Option<&str>) -> Vec<u32> {
+        let Some(package) = package else {
+            return Vec::new();
+        };
+        let mut out: Vec<u32> = self
+            .packages_named(lang, package)
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if lang == Lang::CSharp {
+            let mut p = package;
+            while let Some((parent, _)) = p.rsplit_once('.') {
+                out.extend(self.packages_named(lang, parent).into_iter().flatten());
+                p = parent;
+            }
+        }
+        out
     }
 
     fn go_package(&self, import_path: &str) -> Vec<u32> {

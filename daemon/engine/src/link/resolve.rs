@@ -97,7 +97,7 @@ impl<'a> FileScope<'a> {
             wildcard_files: Vec::new(),
             package_files: match f.lang {
                 Lang::Go => modules.go_same_package(&f.path),
-                Lang::Java => modules.java_same_package(f.package.as_deref()),
+                Lang::Java | Lang::CSharp => modules.same_package(f.lang, f.package.as_deref()),
                 _ => Vec::new(),
             },
             import_files: Vec::new(),
@@ -143,7 +143,7 @@ impl<'a> FileScope<'a> {
                 }
                 scope.bind(alias, binding);
             }
-            if f.lang == Lang::Java && !imp.wildcard {
+            if f.lang.has_classes_only() && !imp.wildcard {
                 // `import a.b.C` depends on C's file, not on every file of package a.b.
                 let def_files: Vec<u32> = imp
                     .names
@@ -200,7 +200,9 @@ impl<'a> FileScope<'a> {
         seen: &mut HashSet<(u32, String)>,
     ) -> Vec<u32> {
         let own = self.top_level(files, name);
-        if !own.is_empty() || depth >= 3 {
+        // Java and C# imports are not re-exports: a file's `using X;` shows X's types to that
+        // file only. (Following them would also walk every namespace each file uses.)
+        if !own.is_empty() || depth >= 3 || self.lang.has_classes_only() {
             return own;
         }
         let mut out = Vec::new();
@@ -295,7 +297,8 @@ impl<'a> FileScope<'a> {
             .filter(|(_, d)| match d.parent {
                 None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
                 Some(p) => {
-                    chain.contains(&p) && !(d.kind == DefKind::Method && self.lang != Lang::Java)
+                    chain.contains(&p)
+                        && (d.kind != DefKind::Method || self.lang.has_classes_only())
                         || f.definitions[p as usize].kind == DefKind::Module
                 }
             })
@@ -318,8 +321,8 @@ impl<'a> FileScope<'a> {
         if !wild.is_empty() {
             return wild;
         }
-        // 4. Java: an unqualified call is a method of this class or a base.
-        if self.lang == Lang::Java
+        // 4. Java, C#: an unqualified call is a method of this class or a base.
+        if self.lang.has_classes_only()
             && let Some(owner) = self.self_type(scope)
         {
             let m = self.members_of(&owner, name);

@@ -327,3 +327,68 @@ fn linking_is_order_independent() {
         vec![("a.py#g".to_string(), "b.py#f".to_string())]
     );
 }
+
+#[test]
+fn csharp_namespaces_usings_and_members() {
+    let g = graph(&[
+        (
+            "src/Acme/Billing/InvoiceService.cs",
+            "using Acme.Storage;\nnamespace Acme.Billing;\npublic class InvoiceService : IService\n{\n    private readonly Store _store;\n    public void Run() { _store.Save(); Helper(); new Util().Go(); Shared.Log(); }\n    void Helper() {}\n}\n",
+        ),
+        (
+            "src/Acme/Billing/Util.cs",
+            "namespace Acme.Billing { class Util { public void Go() {} } }\n",
+        ),
+        (
+            "src/Acme/Billing/IService.cs",
+            "namespace Acme.Billing { public interface IService { void Run(); } }\n",
+        ),
+        (
+            "src/Acme/Shared.cs",
+            "namespace Acme { public static class Shared { public static void Log() {} } }\n",
+        ),
+        (
+            "src/Acme/Storage/Store.cs",
+            "namespace Acme.Storage;\npublic class Store { public void Save() {} }\n",
+        ),
+    ]);
+    let svc = "src/Acme/Billing/InvoiceService.cs#InvoiceService";
+    // Through `using Acme.Storage;` and the field's type.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.Run"),
+        "src/Acme/Storage/Store.cs#Store.Save"
+    ));
+    // An unqualified call is a method of this class.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.Run"),
+        &format!("{svc}.Helper")
+    ));
+    // Same namespace, another file.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.Run"),
+        "src/Acme/Billing/Util.cs#Util.Go"
+    ));
+    // An enclosing namespace is visible without a using.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{svc}.Run"),
+        "src/Acme/Shared.cs#Shared.Log"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Implements,
+        svc,
+        "src/Acme/Billing/IService.cs#IService"
+    ));
+    assert!(imports(&g).contains(&(
+        "src/Acme/Billing/InvoiceService.cs".into(),
+        "src/Acme/Storage/Store.cs".into()
+    )));
+}

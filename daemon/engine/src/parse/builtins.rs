@@ -207,6 +207,53 @@ const JAVA: &[&str] = &[
     "Deprecated",
 ];
 
+/// The base library's types every C# file sees (`System`), and framework attributes.
+const CSHARP: &[&str] = &[
+    "Object",
+    "String",
+    "Int32",
+    "Int64",
+    "Boolean",
+    "Double",
+    "Decimal",
+    "Char",
+    "Byte",
+    "Guid",
+    "DateTime",
+    "TimeSpan",
+    "Task",
+    "ValueTask",
+    "Func",
+    "Action",
+    "List",
+    "Dictionary",
+    "HashSet",
+    "IEnumerable",
+    "IList",
+    "IDictionary",
+    "ICollection",
+    "IReadOnlyList",
+    "IReadOnlyDictionary",
+    "IDisposable",
+    "Exception",
+    "ArgumentException",
+    "ArgumentNullException",
+    "ArgumentOutOfRangeException",
+    "InvalidOperationException",
+    "NotSupportedException",
+    "NotImplementedException",
+    "Type",
+    "Console",
+    "Math",
+    "Array",
+    "Nullable",
+    "CancellationToken",
+    "StringBuilder",
+    "Obsolete",
+    "Serializable",
+    "nameof",
+];
+
 pub fn is_builtin(lang: Lang, name: &str) -> bool {
     let list = match lang {
         Lang::Python => PYTHON,
@@ -214,6 +261,7 @@ pub fn is_builtin(lang: Lang, name: &str) -> bool {
         Lang::Go => GO,
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => JS,
         Lang::Java => JAVA,
+        Lang::CSharp => CSHARP,
         Lang::Markdown => return false,
     };
     list.contains(&name)

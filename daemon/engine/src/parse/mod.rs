@@ -8,6 +8,7 @@
 //! machinery (scopes, local type bindings, docs, signatures) lives in [`Cx`].
 
 mod builtins;
+mod csharp;
 mod go;
 mod java;
 mod js;
@@ -34,6 +35,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -111,6 +113,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Python => python::visit(&mut cx, root),
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => js::visit(&mut cx, root),
         Lang::Java => java::visit(&mut cx, root),
+        Lang::CSharp => csharp::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}

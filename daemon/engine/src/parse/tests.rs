@@ -630,3 +630,130 @@ fn constants_that_are_mostly_text_are_prose() {
     let f = parse_file("main.go", Lang::Go, go.as_bytes());
     assert!(find(&f, "main.usage").is_prose);
 }
+
+#[test]
+fn csharp_types_members_docs_usings_and_references() {
+    let src = r#"using System.Text;
+using Json = Newtonsoft.Json.JsonConvert;
+
+namespace Acme.Billing
+{
+    /// <summary>Computes invoice totals.</summary>
+    public partial class Invoice : BaseDocument, IPrintable
+    {
+        public const int MaxLines = 100;
+        private static readonly string Currency = "EUR";
+        private readonly TaxTable _taxes;
+
+        public Invoice(TaxTable taxes) { _taxes = taxes; }
+
+        /// <summary>The total with VAT.</summary>
+        public decimal Total(string country)
+        {
+            var calc = new VatCalculator();
+            return calc.Apply(_taxes.RateFor(country)) + Helpers.Round(1m);
+        }
+
+        public string Name { get; set; }
+
+        public static Invoice operator +(Invoice a, Invoice b) => a;
+
+        private void Log() => _logger?.Write("x");
+    }
+
+    public interface IPrintable { void Print(); }
+    public struct Money { public decimal Amount; }
+    public enum Status { Open, Paid }
+    public record Line(string Sku, int Qty);
+    public delegate void Changed(Invoice invoice);
+
+    public static class Extensions
+    {
+        public static string Describe(this Invoice invoice) => invoice.Name;
+    }
+}
+"#;
+    let f = parse_file("src/Acme.Billing/Invoice.cs", Lang::CSharp, src.as_bytes());
+    assert_eq!(f.package.as_deref(), Some("Acme.Billing"));
+    let names: Vec<(DefKind, String)> = outline(&f)
+        .into_iter()
+        .filter(|o| o.0 != File)
+        .map(|o| (o.0, o.1))
+        .collect();
+    for expected in [
+        (Class, "Invoice"),
+        (Constant, "Invoice.MaxLines"),
+        (Constant, "Invoice.Currency"),
+        (Constructor, "Invoice.Invoice"),
+        (Method, "Invoice.Total"),
+        (Method, "Invoice.Name"),
+        (Method, "Invoice.operator +"),
+        (Method, "Invoice.Log"),
+        (Interface, "IPrintable"),
+        (Method, "IPrintable.Print"),
+        (Struct, "Money"),
+        (Enum, "Status"),
+        (Record, "Line"),
+        (TypeAlias, "Changed"),
+        (Class, "Extensions"),
+        (Method, "Extensions.Describe"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    assert_eq!(
+        find(&f, "Invoice").doc.as_deref(),
+        Some("Computes invoice totals.")
+    );
+    assert_eq!(
+        find(&f, "Invoice.Total").doc.as_deref(),
+        Some("The total with VAT.")
+    );
+    assert!(has_ref(&f, RefKind::Inherits, None, "BaseDocument"));
+    assert!(has_ref(&f, RefKind::Implements, None, "IPrintable"));
+    assert!(has_ref(&f, RefKind::Call, None, "VatCalculator"));
+    assert!(has_ref(&f, RefKind::Call, Some("Helpers"), "Round"));
+    assert!(has_ref(&f, RefKind::Call, Some("_logger"), "Write"));
+    assert!(has_ref(&f, RefKind::Type, None, "TaxTable"));
+    // `var calc = new VatCalculator()` binds calc's type.
+    let apply = f
+        .references
+        .iter()
+        .find(|r| r.name == "Apply")
+        .expect("Apply call");
+    assert_eq!(apply.receiver_type.as_deref(), Some("VatCalculator"));
+    let rate = f
+        .references
+        .iter()
+        .find(|r| r.name == "RateFor")
+        .expect("RateFor call");
+    assert_eq!(rate.receiver_type.as_deref(), Some("TaxTable"));
+    // `using A.B;` imports a namespace; `using X = A.B.C;` names one type.
+    assert!(
+        f.imports
+            .iter()
+            .any(|i| i.module == "System.Text" && i.wildcard)
+    );
+    assert!(f.imports.iter().any(|i| {
+        i.module == "Newtonsoft.Json.JsonConvert"
+            && i.names == [("JsonConvert".to_string(), "Json".to_string())]
+    }));
+}
+
+#[test]
+fn csharp_file_scoped_namespaces_and_broken_code() {
+    let f = parse_file(
+        "src/App/Program.cs",
+        Lang::CSharp,
+        b"namespace App.Cli;\n\npublic class Program { static void Main() { Run(); } static void Run( }\n",
+    );
+    assert_eq!(f.package.as_deref(), Some("App.Cli"));
+    assert!(
+        f.definitions
+            .iter()
+            .any(|d| d.qualified_name == "Program.Main")
+    );
+    assert!(!f.diagnostics.is_empty(), "the syntax error is reported");
+}
