@@ -291,3 +291,53 @@ fn csharp_question_gets_the_right_method_first() {
     assert_eq!(cs["files"], 4, "{v:#}");
     assert!(cs["resolved"].as_u64().unwrap() >= 3, "{cs}");
 }
+
+/// Ruby end to end: a realistic question gets the right method first, across `require`d
+/// files, with its fence tagged `ruby`.
+#[test]
+fn ruby_question_gets_the_right_method_first() {
+    let repo = TempRepo::new("ruby");
+    repo.write(
+        "lib/shop/checkout.rb",
+        "require \"shop/discounts\"\n\nmodule Shop\n  # Turns a cart into an order.\n  class Checkout\n    def initialize(discounts)\n      @discounts = Discounts.new\n    end\n\n    def place_order(cart)\n      total = cart.subtotal - @discounts.discount_for(cart)\n      Order.new(total)\n    end\n  end\nend\n",
+    )
+    .write(
+        "lib/shop/discounts.rb",
+        "module Shop\n  # Decides how much a cart is discounted.\n  class Discounts\n    # The discount for a cart: ten percent above 100, loyalty members five percent more.\n    def discount_for(cart)\n      discount = cart.subtotal > 100 ? cart.subtotal * 0.10 : 0\n      discount += cart.subtotal * 0.05 if cart.customer.loyalty_member?\n      discount\n    end\n  end\nend\n",
+    )
+    .write(
+        "spec/shop/discounts_spec.rb",
+        "require \"shop/discounts\"\n\nRSpec.describe Shop::Discounts do\n  it \"gives loyalty members more discount\" do\n    expect(Shop::Discounts.new.discount_for(nil)).to eq(0)\n  end\nend\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            "how is the discount for loyalty members computed?",
+            "--json",
+            "--semantic",
+            "off",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let code = v["text"].as_str().unwrap();
+    let first_block = code.split("### ").nth(1).unwrap_or_default();
+    assert!(
+        first_block.starts_with("lib/shop/discounts.rb")
+            && first_block.contains("def discount_for(cart)"),
+        "{code}"
+    );
+    assert!(code.contains("```ruby"), "{code}");
+    let out = run("fittokd", &["inspect", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let rb = &v["languages"]["ruby"];
+    assert_eq!(rb["files"], 3, "{v:#}");
+    assert!(rb["imports_resolved"].as_u64().unwrap() >= 2, "{rb}");
+}

@@ -17,11 +17,12 @@ pub enum Lang {
     Go,
     Rust,
     CSharp,
+    Ruby,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 9] = [
+    pub const ALL: [Lang; 10] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -30,6 +31,7 @@ impl Lang {
         Lang::Go,
         Lang::Rust,
         Lang::CSharp,
+        Lang::Ruby,
         Lang::Markdown,
     ];
 
@@ -49,6 +51,7 @@ impl Lang {
             "go" => Lang::Go,
             "rs" => Lang::Rust,
             "cs" => Lang::CSharp,
+            "rb" | "rake" | "gemspec" => Lang::Ruby,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -64,6 +67,7 @@ impl Lang {
             Lang::Go => "go",
             Lang::Rust => "rust",
             Lang::CSharp => "csharp",
+            Lang::Ruby => "ruby",
             Lang::Markdown => "markdown",
         }
     }
@@ -72,6 +76,12 @@ impl Lang {
     /// class is one of its methods (implicit `this`), and an import names one type.
     pub fn has_classes_only(self) -> bool {
         matches!(self, Lang::Java | Lang::CSharp)
+    }
+
+    /// Languages where an unqualified call inside a class is one of its methods (implicit
+    /// `this` / `self`).
+    pub fn implicit_self_calls(self) -> bool {
+        matches!(self, Lang::Java | Lang::CSharp | Lang::Ruby)
     }
 
     /// Languages whose modules resolve into each other (TS imports JS and back).
@@ -84,6 +94,7 @@ impl Lang {
             Lang::Rust => 5,
             Lang::Markdown => 6,
             Lang::CSharp => 7,
+            Lang::Ruby => 8,
         }
     }
 }
@@ -266,6 +277,7 @@ pub fn is_test_path(path: &str) -> bool {
     let stem = file.split('.').next().unwrap_or(file);
     if file.ends_with("_test.go")
         || (file.ends_with(".cs") && (stem.ends_with("Tests") || stem.ends_with("Test")))
+        || (file.ends_with(".rb") && (stem.ends_with("_spec") || stem.ends_with("_test")))
         || (file.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
         || file == "conftest.py"
         || file.contains(".test.")

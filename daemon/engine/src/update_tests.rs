@@ -18,6 +18,7 @@ enum L {
     Go,
     Rs,
     Cs,
+    Rb,
 }
 
 struct Func {
@@ -40,6 +41,7 @@ impl FileModel {
             L::Go => format!("go/{}.go", self.stem),
             L::Rs => format!("rs/{}.rs", self.stem),
             L::Cs => format!("cs/{}.cs", self.stem),
+            L::Rb => format!("rb/{}.rb", self.stem),
         }
     }
 }
@@ -158,6 +160,27 @@ impl Model {
                 }
                 s.push_str("}\n");
             }
+            L::Rb => {
+                // A module per file; calls into another file go through its module, which
+                // `require_relative` loads.
+                for c in &called {
+                    if let Some(h) = self.home(L::Rb, c).filter(|h| h.stem != f.stem) {
+                        s.push_str(&format!("require_relative \"{}\"\n", h.stem));
+                    }
+                }
+                s.push_str(&format!("\nmodule M_{}\n", f.stem));
+                for g in &f.funcs {
+                    s.push_str(&format!("  def self.{}\n", g.name));
+                    for c in &g.calls {
+                        match self.home(L::Rb, c).filter(|h| h.stem != f.stem) {
+                            Some(h) => s.push_str(&format!("    M_{}.{c}\n", h.stem)),
+                            None => s.push_str(&format!("    {c}()\n")),
+                        }
+                    }
+                    s.push_str("    1\n  end\n");
+                }
+                s.push_str("end\n");
+            }
         }
         s
     }
@@ -246,7 +269,7 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs] {
+    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb] {
         for stem in ["lib", "a", "b"] {
             let funcs = (0..2)
                 .map(|_| Func {

@@ -11,7 +11,6 @@ pub struct ModuleIndex {
     python: HashMap<String, Vec<u32>>,
     /// JS/TS path without extension (and `dir` for `dir/index.*`) → files.
     js: HashMap<String, Vec<u32>>,
-    /// Java package → files.
     /// Java packages and C# namespaces, per language family: name → files declaring it.
     packages: HashMap<(u8, String), Vec<u32>>,
     /// Go directory → files (excluding tests of other packages is not needed for linking).
@@ -21,6 +20,11 @@ pub struct ModuleIndex {
     /// Rust crate root dirs by their crate-ish name (`grep_searcher`, `searcher`).
     rust_crates: HashMap<String, Vec<String>>,
     rust_roots: Vec<String>,
+    /// Ruby feature names (every suffix of the path without `.rb`, so `lib/` on the load path
+    /// resolves `require "a/b"`) → files.
+    ruby: HashMap<String, Vec<u32>>,
+    /// Ruby feature names relative to a `lib/` directory (the load path), preferred.
+    ruby_lib: HashMap<String, Vec<u32>>,
     /// Package name of the Go files at the repository root, if any.
     go_root_package: Option<String>,
 }
@@ -131,6 +135,17 @@ impl ModuleIndex {
                     }
                     ix.rust.entry((root, module)).or_default().push(i);
                 }
+                Lang::Ruby => {
+                    let stem = strip_ext(&f.path);
+                    let parts: Vec<&str> = stem.split('/').collect();
+                    for start in 0..parts.len() {
+                        let feature = parts[start..].join("/");
+                        if start > 0 && parts[start - 1] == "lib" {
+                            ix.ruby_lib.entry(feature.clone()).or_default().push(i);
+                        }
+                        ix.ruby.entry(feature).or_default().push(i);
+                    }
+                }
                 Lang::Markdown => {}
             }
         }
@@ -145,8 +160,35 @@ impl ModuleIndex {
             Lang::Java | Lang::CSharp => self.package(from.lang, module),
             Lang::Go => self.go_package(module),
             Lang::Rust => self.rust_path(&from.path, module),
+            Lang::Ruby => self.ruby_feature(&from.path, module),
             Lang::Markdown => Vec::new(),
         }
+    }
+
+    /// `require "a/b"` (a feature on the load path: any directory's `a/b.rb`, `lib/` first)
+    /// or `require_relative "x"` (given as `./x`: beside the requiring file).
+    fn ruby_feature(&self, from: &str, module: &str) -> Vec<u32> {
+        let module = module.strip_suffix(".rb").unwrap_or(module);
+        if let Some(rel) = module.strip_prefix("./") {
+            let mut parts: Vec<&str> = dir_of(from).split('/').filter(|s| !s.is_empty()).collect();
+            for seg in rel.split('/') {
+                match seg {
+                    "." | "" => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    s => parts.push(s),
+                }
+            }
+            return self.ruby.get(&parts.join("/")).cloned().unwrap_or_default();
+        }
+        // Several files may end in `a/b.rb`: the ones under a `lib/` win, as the load path
+        // says.
+        self.ruby_lib
+            .get(module)
+            .or_else(|| self.ruby.get(module))
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn python_module(&self, from: &str, module: &str) -> Vec<u32> {

@@ -298,7 +298,7 @@ impl<'a> FileScope<'a> {
                 None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
                 Some(p) => {
                     chain.contains(&p)
-                        && (d.kind != DefKind::Method || self.lang.has_classes_only())
+                        && (d.kind != DefKind::Method || self.lang.implicit_self_calls())
                         || f.definitions[p as usize].kind == DefKind::Module
                 }
             })
@@ -321,8 +321,8 @@ impl<'a> FileScope<'a> {
         if !wild.is_empty() {
             return wild;
         }
-        // 4. Java, C#: an unqualified call is a method of this class or a base.
-        if self.lang.has_classes_only()
+        // 4. Java, C#, Ruby: an unqualified call is a method of this class or a base.
+        if self.lang.implicit_self_calls()
             && let Some(owner) = self.self_type(scope)
         {
             let m = self.members_of(&owner, name);
@@ -330,7 +330,34 @@ impl<'a> FileScope<'a> {
                 return m;
             }
         }
-        // 5. A unique definition of that name in the language (tests only as a last resort).
+        // 5. Ruby: constants are looked up lexically — from `A::B::C`, a `Base` is
+        //    `A::B::C::Base`, else `A::B::Base`, else `A::Base`, else a top-level `Base`,
+        //    wherever (in whichever file) that module was opened.
+        if self.lang == Lang::Ruby
+            && let Some(found) = self.ruby_lexical_constant(scope, name, kind)
+        {
+            return found;
+        }
+        // Ruby: a bare call whose receiver is whatever mixes the method in (helpers included
+        // into specs, module functions) resolves to the one method of that name, if one.
+        if self.lang == Lang::Ruby && kind == RefKind::Call {
+            let methods = self.unique(
+                self.sym
+                    .by_name
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&n| {
+                        self.same_family(n)
+                            && matches!(self.g.def(n).kind, DefKind::Method | DefKind::Function)
+                    }),
+            );
+            if !methods.is_empty() {
+                return methods;
+            }
+        }
+        // 6. A unique definition of that name in the language (tests only as a last resort).
         self.unique(
             self.sym
                 .by_name
@@ -346,6 +373,55 @@ impl<'a> FileScope<'a> {
                         && d.kind != DefKind::Constructor
                 }),
         )
+    }
+
+    /// The definitions of constant `name` (a class, module or constant) nearest the lexical
+    /// scope, by qualified name.
+    fn ruby_lexical_constant(
+        &self,
+        scope: Option<u32>,
+        name: &str,
+        kind: RefKind,
+    ) -> Option<Vec<u32>> {
+        let candidates: Vec<u32> = self
+            .sym
+            .by_name
+            .get(name)?
+            .iter()
+            .copied()
+            .filter(|&n| {
+                let d = self.g.def(n);
+                self.same_family(n)
+                    && Self::fits(kind, d.kind)
+                    && matches!(d.kind, DefKind::Class | DefKind::Module | DefKind::Constant)
+            })
+            .collect();
+        // The enclosing modules' qualified names, innermost first, then the top level.
+        let defs = &self.g.files[self.file as usize].definitions;
+        let mut nesting: Vec<String> = self
+            .scope_chain(scope)
+            .into_iter()
+            .map(|s| &defs[s as usize])
+            .filter(|d| matches!(d.kind, DefKind::Class | DefKind::Module))
+            .map(|d| d.qualified_name.clone())
+            .collect();
+        nesting.push(String::new());
+        for outer in nesting {
+            let wanted = if outer.is_empty() {
+                name.to_string()
+            } else {
+                format!("{outer}::{name}")
+            };
+            let found: Vec<u32> = candidates
+                .iter()
+                .copied()
+                .filter(|&n| self.g.def(n).qualified_name == wanted)
+                .collect();
+            if !found.is_empty() {
+                return Some(found);
+            }
+        }
+        None
     }
 
     fn unique(&self, candidates: impl Iterator<Item = u32>) -> Vec<u32> {

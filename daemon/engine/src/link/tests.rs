@@ -392,3 +392,41 @@ fn csharp_namespaces_usings_and_members() {
         "src/Acme/Storage/Store.cs".into()
     )));
 }
+
+#[test]
+fn ruby_requires_reopened_classes_and_receivers() {
+    let g = graph(&[
+        (
+            "lib/shop/checkout.rb",
+            "require \"shop/pricing\"\nrequire_relative \"cart\"\n\nmodule Shop\n  class Checkout\n    def run(cart)\n      pricing = Pricing.new\n      pricing.total(cart)\n      finish\n    end\n\n    def finish; end\n  end\nend\n",
+        ),
+        (
+            "lib/shop/pricing.rb",
+            "module Shop\n  class Pricing\n    def total(cart)\n      cart.size\n    end\n  end\nend\n",
+        ),
+        (
+            "lib/shop/cart.rb",
+            "module Shop\n  class Cart\n    def size; 0; end\n  end\nend\n",
+        ),
+    ]);
+    let co = "lib/shop/checkout.rb#Shop::Checkout";
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{co}#run"),
+        "lib/shop/pricing.rb#Shop::Pricing#total"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        &format!("{co}#run"),
+        &format!("{co}#finish")
+    ));
+    let imports = imports(&g);
+    for target in ["lib/shop/pricing.rb", "lib/shop/cart.rb"] {
+        assert!(
+            imports.contains(&("lib/shop/checkout.rb".into(), target.into())),
+            "{imports:?}"
+        );
+    }
+}

@@ -15,6 +15,7 @@ mod js;
 mod markdown;
 mod python;
 mod regions;
+mod ruby;
 mod rust_lang;
 
 use tree_sitter::{Node, Parser};
@@ -36,6 +37,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
         Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -114,6 +116,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => js::visit(&mut cx, root),
         Lang::Java => java::visit(&mut cx, root),
         Lang::CSharp => csharp::visit(&mut cx, root),
+        Lang::Ruby => ruby::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
@@ -200,6 +203,8 @@ pub(crate) struct Cx<'f, 's> {
     /// Local variable → type name, one frame per callable scope.
     bindings: Vec<Vec<(String, String)>>,
     depth: usize,
+    /// Ruby: inside `class << self`, where `def m` defines a class method.
+    pub ruby_singleton: bool,
 }
 
 impl<'f, 's> Cx<'f, 's> {
@@ -210,6 +215,7 @@ impl<'f, 's> Cx<'f, 's> {
             scopes: Vec::new(),
             bindings: vec![Vec::new()],
             depth: 0,
+            ruby_singleton: false,
         }
     }
 
@@ -254,8 +260,17 @@ impl<'f, 's> Cx<'f, 's> {
         self.scope_def().is_some_and(|d| d.is_test)
     }
 
-    fn qualify(&self, name: &str) -> String {
-        let sep = if self.lang() == Lang::Rust { "::" } else { "." };
+    fn qualify(&self, name: &str, kind: DefKind) -> String {
+        let sep = match self.lang() {
+            Lang::Rust => "::",
+            // Ruby: `Mod::Class#instance_method`, `Mod::Class.class_method`.
+            Lang::Ruby => match kind {
+                DefKind::Method => "#",
+                DefKind::Function => ".",
+                _ => "::",
+            },
+            _ => ".",
+        };
         match self.scope_def() {
             Some(parent) if parent.kind == DefKind::Section => name.to_string(),
             Some(parent) => {
@@ -276,7 +291,7 @@ impl<'f, 's> Cx<'f, 's> {
     /// Records a definition spanning `node` and returns its index. `doc_anchor` is the node
     /// whose preceding comments are its documentation (the outermost wrapper, with decorators).
     pub fn define(&mut self, node: Node, name: String, kind: DefKind, body: Option<Node>) -> u32 {
-        let qualified_name = self.qualify(&name);
+        let qualified_name = self.qualify(&name, kind);
         let signature = self.signature(node, body);
         let doc = self.leading_comment(node);
         let def = Definition {
@@ -346,6 +361,18 @@ impl<'f, 's> Cx<'f, 's> {
             return;
         }
         if let Some(frame) = self.bindings.last_mut() {
+            frame.push((var, ty));
+        }
+    }
+
+    /// Binds a member (`@x` set in `initialize`) where every method of the class sees it:
+    /// in the frame around the current callable.
+    pub fn bind_member(&mut self, var: String, ty: String) {
+        if var.is_empty() || ty.is_empty() {
+            return;
+        }
+        let n = self.bindings.len();
+        if let Some(frame) = self.bindings.get_mut(n.saturating_sub(2)) {
             frame.push((var, ty));
         }
     }

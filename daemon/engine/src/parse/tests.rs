@@ -757,3 +757,94 @@ fn csharp_file_scoped_namespaces_and_broken_code() {
     );
     assert!(!f.diagnostics.is_empty(), "the syntax error is reported");
 }
+
+#[test]
+fn ruby_classes_modules_methods_requires_and_references() {
+    let src = r#"require "json"
+require_relative "store/base"
+
+module Shop
+  # Prices carts and applies discounts.
+  class Pricing < Base
+    include Comparable
+    extend Forwardable
+
+    RATE = 0.2
+
+    def initialize(store)
+      @store = Store.new(store)
+    end
+
+    # The total with tax.
+    def total(cart)
+      sum = cart.lines.sum(&:price)
+      @store.record(sum)
+      helper(sum) * (1 + RATE)
+    end
+
+    def self.build
+      new(nil)
+    end
+
+    class << self
+      def default
+        build
+      end
+    end
+
+    private
+
+    def helper(x)
+      x
+    end
+  end
+end
+
+class Shop::Cart; end
+"#;
+    let f = parse_file("lib/shop/pricing.rb", Lang::Ruby, src.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f)
+        .into_iter()
+        .filter(|o| o.0 != File)
+        .map(|o| (o.0, o.1))
+        .collect();
+    for expected in [
+        (Module, "Shop"),
+        (Class, "Shop::Pricing"),
+        (Constant, "Shop::Pricing::RATE"),
+        (Method, "Shop::Pricing#initialize"),
+        (Method, "Shop::Pricing#total"),
+        (Function, "Shop::Pricing.build"),
+        (Function, "Shop::Pricing.default"),
+        (Method, "Shop::Pricing#helper"),
+        (Class, "Cart"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    assert_eq!(
+        find(&f, "Shop::Pricing#total").doc.as_deref(),
+        Some("The total with tax.")
+    );
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    // Core modules (Comparable) are builtins: not recorded.
+    assert!(!has_ref(&f, RefKind::Implements, None, "Comparable"));
+    assert!(has_ref(&f, RefKind::Implements, None, "Forwardable"));
+    assert!(has_ref(&f, RefKind::Call, None, "Store"));
+    assert!(has_ref(&f, RefKind::Call, None, "helper"));
+    let record = f
+        .references
+        .iter()
+        .find(|r| r.name == "record")
+        .expect("record call");
+    assert_eq!(record.receiver.as_deref(), Some("self.store"));
+    assert_eq!(record.receiver_type.as_deref(), Some("Store"));
+    assert!(
+        f.imports
+            .iter()
+            .any(|i| i.module == "./store/base" && i.wildcard)
+    );
+    assert!(f.imports.iter().any(|i| i.module == "json"));
+}

@@ -1,0 +1,279 @@
+//! Ruby: classes and modules (reopened across files: each opening is a node of the same
+//! qualified name), methods (`def m`, `def self.m`, `class << self`), `alias`, constants;
+//! `require` / `require_relative`; calls with receivers (`Foo.new`, `obj.m`, `self.m`), bare
+//! calls with arguments, constants as type uses, `< Base` (inherits) and `include` / `extend` /
+//! `prepend` (mixins, as implements). `x = Foo.new` and `@x = Foo.new` bind receiver types.
+//!
+//! Qualified names are Ruby's: `Mod::Class#method` for instance methods, `Mod::Class.method`
+//! for class methods.
+
+use tree_sitter::Node;
+
+use super::Cx;
+use crate::model::{DefKind, Import, RefKind};
+
+/// Kinds of definitions for Ruby's separators (see [`Cx::qualify`]): an instance method is
+/// `Method`, a class method `Function`.
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "class" => container(cx, node, DefKind::Class),
+        "module" => container(cx, node, DefKind::Module),
+        "singleton_class" => {
+            // `class << self`: its methods are class methods of the enclosing class.
+            let was = cx.ruby_singleton;
+            cx.ruby_singleton = true;
+            cx.children(node, visit);
+            cx.ruby_singleton = was;
+        }
+        "method" => {
+            let kind = if cx.ruby_singleton {
+                DefKind::Function
+            } else {
+                DefKind::Method
+            };
+            method(cx, node, kind)
+        }
+        "singleton_method" => method(cx, node, DefKind::Function),
+        "alias" => {
+            if let Some(name) = cx.field_text(node, "alias") {
+                let kind = if cx.in_container() {
+                    DefKind::Method
+                } else {
+                    DefKind::Function
+                };
+                cx.define(node, name, kind, None);
+            }
+        }
+        "assignment" => assignment(cx, node),
+        "call" => call(cx, node),
+        "constant" => {
+            let name = cx.text(node);
+            // `MSG` is a value, `Parser` a class or module: both are constants in Ruby.
+            let kind = if name.chars().any(|c| c.is_ascii_lowercase()) {
+                RefKind::Type
+            } else {
+                RefKind::Call
+            };
+            cx.reference(kind, name, None, node);
+        }
+        "scope_resolution" => scoped_constant(cx, node, RefKind::Type),
+        // A bare name as a statement (`finish`) is a call of a method without arguments;
+        // inside expressions a bare name is mostly a local variable, and is left alone.
+        "identifier"
+            if node.parent().is_some_and(|p| {
+                matches!(
+                    p.kind(),
+                    "body_statement" | "then" | "else" | "do" | "block_body"
+                )
+            }) =>
+        {
+            let name = cx.text(node);
+            cx.reference(RefKind::Call, name, None, node);
+        }
+        _ => cx.children(node, visit),
+    }
+}
+
+/// `A::B::C` as a reference to `C` with receiver `A::B`.
+fn scoped_constant(cx: &mut Cx, node: Node, kind: RefKind) {
+    let text = cx.text(node);
+    let text = text.trim_start_matches("::");
+    let (recv, name) = text.rsplit_once("::").unwrap_or(("", text));
+    let receiver = (!recv.is_empty()).then(|| recv.to_string());
+    cx.reference(kind, name.to_string(), receiver, node);
+}
+
+fn container(cx: &mut Cx, node: Node, kind: DefKind) {
+    let Some(name_node) = node.child_by_field_name("name") else {
+        return cx.children(node, visit);
+    };
+    // `class A::B::C` is C, nested where its scope says: the name is the last segment.
+    let full = cx.text(name_node);
+    let name = full.rsplit("::").next().unwrap_or(&full).to_string();
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    let was = cx.ruby_singleton;
+    cx.ruby_singleton = false;
+    cx.within(idx, false, |cx| {
+        if let Some(sup) = node.child_by_field_name("superclass") {
+            let mut cursor = sup.walk();
+            let bases: Vec<Node> = sup.named_children(&mut cursor).collect();
+            for b in bases {
+                match b.kind() {
+                    "constant" => {
+                        let base = cx.text(b);
+                        cx.reference(RefKind::Inherits, base, None, b);
+                    }
+                    "scope_resolution" => scoped_constant(cx, b, RefKind::Inherits),
+                    _ => visit(cx, b),
+                }
+            }
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+    cx.ruby_singleton = was;
+}
+
+fn method(cx: &mut Cx, node: Node, kind: DefKind) {
+    let Some(name) = cx.field_text(node, "name") else {
+        return cx.children(node, visit);
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    cx.within(idx, true, |cx| {
+        if let Some(params) = node.child_by_field_name("parameters") {
+            cx.children(params, visit);
+        }
+        if let Some(body) = body {
+            if body.kind() == "body_statement" {
+                cx.children(body, visit);
+            } else {
+                visit(cx, body);
+            }
+        }
+    });
+}
+
+/// `CONST = …` defines a constant; `x = Foo.new` / `@x = Foo.new` bind a receiver type.
+fn assignment(cx: &mut Cx, node: Node) {
+    let (Some(left), right) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
+        return cx.children(node, visit);
+    };
+    if left.kind() == "constant" {
+        let name = cx.text(left);
+        let idx = cx.define(node, name, DefKind::Constant, None);
+        if let Some(r) = right {
+            cx.within(idx, false, |cx| visit(cx, r));
+        }
+        return;
+    }
+    if matches!(left.kind(), "identifier" | "instance_variable")
+        && let Some(r) = right
+        && let Some(ty) = constructed_type(cx, r)
+    {
+        let var = cx.text(left);
+        match var.strip_prefix('@') {
+            Some(field) => {
+                cx.bind_member(format!("self.{field}"), ty.clone());
+                cx.bind_member(var, ty);
+            }
+            None => cx.bind(var, ty),
+        }
+    }
+    cx.children(node, visit);
+}
+
+/// The class `Foo.new(…)` / `A::Foo.new` constructs.
+fn constructed_type(cx: &Cx, node: Node) -> Option<String> {
+    if node.kind() != "call" || cx.field_text(node, "method").as_deref() != Some("new") {
+        return None;
+    }
+    let receiver = node.child_by_field_name("receiver")?;
+    let text = cx.text(receiver);
+    matches!(receiver.kind(), "constant" | "scope_resolution")
+        .then(|| text.rsplit("::").next().unwrap_or(&text).to_string())
+}
+
+fn call(cx: &mut Cx, node: Node) {
+    let method = cx.field_text(node, "method").unwrap_or_default();
+    let receiver = node.child_by_field_name("receiver");
+    let args = node.child_by_field_name("arguments");
+    if receiver.is_none() {
+        match method.as_str() {
+            "require" | "require_relative" | "load" => {
+                if let Some(path) = args.and_then(|a| first_string(cx, a)) {
+                    let module = if method == "require_relative" {
+                        format!("./{path}")
+                    } else {
+                        path
+                    };
+                    cx.import(Import {
+                        module,
+                        names: Vec::new(),
+                        module_alias: None,
+                        wildcard: true,
+                        line: node.start_position().row as u32 + 1,
+                    });
+                }
+                return;
+            }
+            "include" | "extend" | "prepend" => {
+                if let Some(a) = args {
+                    let mut cursor = a.walk();
+                    let mixins: Vec<Node> = a.named_children(&mut cursor).collect();
+                    for m in mixins {
+                        match m.kind() {
+                            "constant" => {
+                                let name = cx.text(m);
+                                cx.reference(RefKind::Implements, name, None, m);
+                            }
+                            "scope_resolution" => scoped_constant(cx, m, RefKind::Implements),
+                            _ => visit(cx, m),
+                        }
+                    }
+                }
+                return;
+            }
+            "attr_reader" | "attr_writer" | "attr_accessor" | "private" | "protected"
+            | "public" | "module_function" => {
+                if let Some(a) = args {
+                    cx.children(a, visit);
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
+    if let Some(m) = node.child_by_field_name("method") {
+        match receiver {
+            // `Foo.new` constructs Foo: a call to the class, as `new Foo()` is elsewhere.
+            Some(r) if method == "new" && matches!(r.kind(), "constant" | "scope_resolution") => {
+                let text = cx.text(r);
+                let name = text.rsplit("::").next().unwrap_or(&text).to_string();
+                cx.reference(RefKind::Call, name, None, r);
+            }
+            Some(r) => {
+                let recv = receiver_text(cx, r);
+                cx.reference(RefKind::Call, method.clone(), Some(recv), m);
+                visit(cx, r);
+            }
+            None => cx.reference(RefKind::Call, method.clone(), None, m),
+        }
+    }
+    if let Some(a) = args {
+        cx.children(a, visit);
+    }
+    if let Some(b) = node.child_by_field_name("block") {
+        visit(cx, b);
+    }
+}
+
+fn receiver_text(cx: &Cx, node: Node) -> String {
+    match node.kind() {
+        "self" => "self".into(),
+        "identifier" | "constant" | "scope_resolution" => cx.text(node),
+        "instance_variable" => {
+            let t = cx.text(node);
+            format!("self.{}", t.trim_start_matches('@'))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The first string literal among a call's arguments, unquoted (`require "a/b"`).
+fn first_string(cx: &Cx, args: Node) -> Option<String> {
+    let mut cursor = args.walk();
+    let s = args
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "string")?;
+    let mut c2 = s.walk();
+    let content = s
+        .named_children(&mut c2)
+        .find(|c| c.kind() == "string_content")?;
+    Some(cx.text(content))
+}
