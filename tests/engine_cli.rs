@@ -341,3 +341,54 @@ fn ruby_question_gets_the_right_method_first() {
     assert_eq!(rb["files"], 3, "{v:#}");
     assert!(rb["imports_resolved"].as_u64().unwrap() >= 2, "{rb}");
 }
+
+/// C end to end: a realistic question gets the right function first, its header included
+/// from another directory, with its fence tagged `c`.
+#[test]
+fn c_question_gets_the_right_function_first() {
+    let repo = TempRepo::new("clang");
+    repo.write(
+        "include/shop/discount.h",
+        "#ifndef SHOP_DISCOUNT_H\n#define SHOP_DISCOUNT_H\n#include \"cart.h\"\ndouble discount_for(const struct cart *cart);\n#endif\n",
+    )
+    .write(
+        "include/shop/cart.h",
+        "struct cart { double subtotal; int loyalty_member; };\n",
+    )
+    .write(
+        "src/discount.c",
+        "#include <shop/discount.h>\n\n/* The discount for a cart: ten percent above 100, loyalty members five percent more. */\ndouble discount_for(const struct cart *cart) {\n  double discount = cart->subtotal > 100 ? cart->subtotal * 0.10 : 0;\n  if (cart->loyalty_member) {\n    discount += cart->subtotal * 0.05;\n  }\n  return discount;\n}\n",
+    )
+    .write(
+        "src/checkout.c",
+        "#include <shop/discount.h>\n\n/* Places an order for a cart. */\ndouble place_order(const struct cart *cart) {\n  return cart->subtotal - discount_for(cart);\n}\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            "how is the discount for loyalty members computed?",
+            "--json",
+            "--semantic",
+            "off",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["nodes"][0]["id"], "src/discount.c#discount_for", "{v:#}");
+    assert!(v["text"].as_str().unwrap().contains("```c\n"), "{v:#}");
+    let out = run("fittokd", &["inspect", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let c = &v["languages"]["c"];
+    assert_eq!(c["files"], 4, "{v:#}");
+    assert_eq!(
+        c["imports_resolved"], c["imports"],
+        "every include resolves: {c}"
+    );
+}

@@ -18,11 +18,12 @@ pub enum Lang {
     Rust,
     CSharp,
     Ruby,
+    C,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 10] = [
+    pub const ALL: [Lang; 11] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -32,6 +33,7 @@ impl Lang {
         Lang::Rust,
         Lang::CSharp,
         Lang::Ruby,
+        Lang::C,
         Lang::Markdown,
     ];
 
@@ -52,6 +54,7 @@ impl Lang {
             "rs" => Lang::Rust,
             "cs" => Lang::CSharp,
             "rb" | "rake" | "gemspec" => Lang::Ruby,
+            "c" | "h" => Lang::C,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -68,6 +71,7 @@ impl Lang {
             Lang::Rust => "rust",
             Lang::CSharp => "csharp",
             Lang::Ruby => "ruby",
+            Lang::C => "c",
             Lang::Markdown => "markdown",
         }
     }
@@ -95,6 +99,7 @@ impl Lang {
             Lang::Markdown => 6,
             Lang::CSharp => 7,
             Lang::Ruby => 8,
+            Lang::C => 9,
         }
     }
 }

@@ -23,6 +23,10 @@ pub struct ModuleIndex {
     /// Ruby feature names (every suffix of the path without `.rb`, so `lib/` on the load path
     /// resolves `require "a/b"`) → files.
     ruby: HashMap<String, Vec<u32>>,
+    /// C files by every suffix of their path (`#include "a/b.h"` names one), and their
+    /// paths (to prefer an `include/` directory).
+    c: HashMap<String, Vec<u32>>,
+    c_paths: HashMap<u32, String>,
     /// Ruby feature names relative to a `lib/` directory (the load path), preferred.
     ruby_lib: HashMap<String, Vec<u32>>,
     /// Package name of the Go files at the repository root, if any.
@@ -146,6 +150,13 @@ impl ModuleIndex {
                         ix.ruby.entry(feature).or_default().push(i);
                     }
                 }
+                Lang::C => {
+                    ix.c_paths.insert(i, f.path.clone());
+                    let parts: Vec<&str> = f.path.split('/').collect();
+                    for start in 0..parts.len() {
+                        ix.c.entry(parts[start..].join("/")).or_default().push(i);
+                    }
+                }
                 Lang::Markdown => {}
             }
         }
@@ -161,8 +172,47 @@ impl ModuleIndex {
             Lang::Go => self.go_package(module),
             Lang::Rust => self.rust_path(&from.path, module),
             Lang::Ruby => self.ruby_feature(&from.path, module),
+            Lang::C => self.c_include(&from.path, module),
             Lang::Markdown => Vec::new(),
         }
+    }
+
+    /// `#include "a/b.h"`: beside the including file first; then, as for `<a/b.h>`, a file
+    /// whose path ends in `a/b.h` — one under an `include/` directory if several do.
+    fn c_include(&self, from: &str, module: &str) -> Vec<u32> {
+        let (quoted, name) = match module.strip_prefix('<').and_then(|m| m.strip_suffix('>')) {
+            Some(m) => (false, m),
+            None => (true, module),
+        };
+        if quoted {
+            let mut parts: Vec<&str> = dir_of(from).split('/').filter(|s| !s.is_empty()).collect();
+            for seg in name.split('/') {
+                match seg {
+                    "." | "" => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    s => parts.push(s),
+                }
+            }
+            if let Some(files) = self.c.get(&parts.join("/")) {
+                return files.clone();
+            }
+        }
+        let Some(files) = self.c.get(name.trim_start_matches("./")) else {
+            return Vec::new();
+        };
+        if files.len() > 1 {
+            let in_include: Vec<u32> = files
+                .iter()
+                .copied()
+                .filter(|&f| self.c_paths.get(&f).is_some_and(|p| p.contains("include/")))
+                .collect();
+            if !in_include.is_empty() {
+                return in_include;
+            }
+        }
+        files.clone()
     }
 
     /// `require "a/b"` (a feature on the load path: any directory's `a/b.rb`, `lib/` first)

@@ -430,3 +430,47 @@ fn ruby_requires_reopened_classes_and_receivers() {
         );
     }
 }
+
+#[test]
+fn c_includes_resolve_beside_the_file_and_in_include_dirs() {
+    let g = graph(&[
+        (
+            "src/main.c",
+            "#include \"util.h\"\n#include <mylib/api.h>\n\nint main(void) { return helper(1) + api_call(); }\n",
+        ),
+        ("src/util.h", "int helper(int x);\n"),
+        (
+            "src/util.c",
+            "#include \"util.h\"\nint helper(int x) { return x; }\n",
+        ),
+        ("include/mylib/api.h", "int api_call(void);\n"),
+        (
+            "lib/api.c",
+            "#include <mylib/api.h>\nint api_call(void) { return 2; }\n",
+        ),
+    ]);
+    // Calls resolve to definitions, declared in headers or not.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "src/main.c#main",
+        "src/util.c#helper"
+    ));
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "src/main.c#main",
+        "lib/api.c#api_call"
+    ));
+    let imports = imports(&g);
+    for (from, to) in [
+        ("src/main.c", "src/util.h"),
+        ("src/main.c", "include/mylib/api.h"),
+        ("lib/api.c", "include/mylib/api.h"),
+    ] {
+        assert!(
+            imports.contains(&(from.into(), to.into())),
+            "{from} → {to} missing: {imports:?}"
+        );
+    }
+}

@@ -8,6 +8,7 @@
 //! machinery (scopes, local type bindings, docs, signatures) lives in [`Cx`].
 
 mod builtins;
+mod c_lang;
 mod csharp;
 mod go;
 mod java;
@@ -38,6 +39,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
         Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
         Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        Lang::C => tree_sitter_c::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -117,6 +119,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Java => java::visit(&mut cx, root),
         Lang::CSharp => csharp::visit(&mut cx, root),
         Lang::Ruby => ruby::visit(&mut cx, root),
+        Lang::C => c_lang::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}

@@ -848,3 +848,74 @@ class Shop::Cart; end
     );
     assert!(f.imports.iter().any(|i| i.module == "json"));
 }
+
+#[test]
+fn c_functions_types_macros_includes_and_calls() {
+    let src = r#"#include "jv.h"
+#include <stdio.h>
+
+#define MAX_DEPTH 256
+#define CHECK(x) do { if (!(x)) abort(); } while (0)
+
+static const int DEFAULT_SIZE = 16;
+
+/** A parsed value. */
+typedef struct {
+  int kind;
+  double number;
+} jv;
+
+struct parser {
+  jv *stack;
+  int depth;
+};
+
+enum token { TOK_NUM, TOK_STR };
+
+typedef struct parser parser_t;
+
+int jv_parse_number(struct parser *p, const char *text);
+
+/** Parses text into a value. */
+jv jv_parse(const char *text) {
+  struct parser p;
+  jv value = jv_number(0);
+  jv_parse_number(&p, text);
+  p.stack->kind = 1;
+  value.kind = scan(p.stack);
+  return value;
+}
+"#;
+    let f = parse_file("src/jv_parse.c", Lang::C, src.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f)
+        .into_iter()
+        .filter(|o| o.0 != File)
+        .map(|o| (o.0, o.1))
+        .collect();
+    for expected in [
+        (Constant, "MAX_DEPTH"),
+        (Macro, "CHECK"),
+        (Constant, "DEFAULT_SIZE"),
+        (Struct, "jv"),
+        (Struct, "parser"),
+        (Enum, "token"),
+        (TypeAlias, "parser_t"),
+        (Function, "jv_parse"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    // A prototype is not a definition: the call resolves to the function's body elsewhere.
+    assert!(!names.iter().any(|n| n.1 == "jv_parse_number"), "{names:?}");
+    assert_eq!(
+        find(&f, "jv_parse").doc.as_deref(),
+        Some("Parses text into a value.")
+    );
+    assert!(has_ref(&f, RefKind::Call, None, "jv_parse_number"));
+    assert!(has_ref(&f, RefKind::Call, None, "jv_number"));
+    assert!(has_ref(&f, RefKind::Type, None, "parser"));
+    assert!(f.imports.iter().any(|i| i.module == "jv.h" && i.wildcard));
+    assert!(f.imports.iter().any(|i| i.module == "<stdio.h>"));
+}

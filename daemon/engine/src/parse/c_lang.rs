@@ -1,0 +1,245 @@
+//! C: functions, structs, unions, enums, typedefs, macros (`#define` — function-like ones as
+//! macros, object-like ones as constants), `static const` constants; `#include`; calls
+//! (`f(x)`, `s->f(x)`, `s.f(x)`) and type uses. Prototypes are not definitions: a call
+//! resolves to the function's one definition, wherever its header declares it. Locals and
+//! parameters bind receiver types (`struct jv *v`, `jv v`).
+
+use tree_sitter::Node;
+
+use super::Cx;
+use crate::model::{DefKind, Import, RefKind};
+
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "function_definition" => function(cx, node),
+        "struct_specifier" | "union_specifier" => record(cx, node, DefKind::Struct),
+        "enum_specifier" => record(cx, node, DefKind::Enum),
+        "type_definition" => typedef(cx, node),
+        "preproc_function_def" => {
+            if let Some(name) = cx.field_text(node, "name") {
+                cx.define(node, name, DefKind::Macro, None);
+            }
+        }
+        "preproc_def" => {
+            if let Some(name) = cx.field_text(node, "name") {
+                let idx = cx.define(node, name, DefKind::Constant, None);
+                cx.within(idx, false, |_| {});
+            }
+        }
+        "preproc_include" => include(cx, node),
+        "declaration" => declaration(cx, node),
+        "parameter_declaration" => {
+            bind_declared(cx, node);
+            cx.children(node, visit);
+        }
+        "call_expression" => call(cx, node),
+        "type_identifier" => {
+            let name = cx.text(node);
+            cx.reference(RefKind::Type, name, None, node);
+        }
+        _ => cx.children(node, visit),
+    }
+}
+
+/// The name a declarator declares: through pointers, arrays, parentheses and functions.
+fn declared_name(cx: &Cx, node: Node) -> Option<String> {
+    let mut cur = node;
+    loop {
+        match cur.kind() {
+            "identifier" | "field_identifier" | "type_identifier" => return Some(cx.text(cur)),
+            _ => cur = cur.child_by_field_name("declarator")?,
+        }
+    }
+}
+
+/// Whether a declarator declares a function (a prototype, when it has no body).
+fn declares_function(node: Node) -> bool {
+    let mut cur = Some(node);
+    while let Some(n) = cur {
+        if n.kind() == "function_declarator" {
+            return true;
+        }
+        cur = n.child_by_field_name("declarator");
+    }
+    false
+}
+
+fn function(cx: &mut Cx, node: Node) {
+    let Some(name) = node
+        .child_by_field_name("declarator")
+        .and_then(|d| declared_name(cx, d))
+    else {
+        return cx.children(node, visit);
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, DefKind::Function, body);
+    cx.within(idx, true, |cx| {
+        if let Some(t) = node.child_by_field_name("type") {
+            visit(cx, t);
+        }
+        if let Some(d) = node.child_by_field_name("declarator") {
+            cx.children(d, visit);
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+fn record(cx: &mut Cx, node: Node, kind: DefKind) {
+    let name = cx.field_text(node, "name");
+    match (name, node.child_by_field_name("body")) {
+        (Some(name), Some(body)) => {
+            let idx = cx.define(node, name, kind, Some(body));
+            cx.within(idx, false, |cx| cx.children(body, visit));
+        }
+        // `struct foo *p`: a use of the type.
+        (Some(name), None) => {
+            if let Some(n) = node.child_by_field_name("name") {
+                cx.reference(RefKind::Type, name, None, n);
+            }
+        }
+        (None, Some(body)) => cx.children(body, visit),
+        (None, None) => {}
+    }
+}
+
+/// `typedef struct {…} jv;` defines `jv` (the anonymous struct is its body);
+/// `typedef struct jv_s jv;` aliases a named one.
+fn typedef(cx: &mut Cx, node: Node) {
+    let Some(name) = node
+        .child_by_field_name("declarator")
+        .and_then(|d| declared_name(cx, d))
+    else {
+        return cx.children(node, visit);
+    };
+    let ty = node.child_by_field_name("type");
+    let anonymous_body = ty.filter(|t| {
+        matches!(
+            t.kind(),
+            "struct_specifier" | "union_specifier" | "enum_specifier"
+        ) && t.child_by_field_name("name").is_none()
+    });
+    match anonymous_body.and_then(|t| t.child_by_field_name("body").map(|b| (t, b))) {
+        Some((t, body)) => {
+            let kind = if t.kind() == "enum_specifier" {
+                DefKind::Enum
+            } else {
+                DefKind::Struct
+            };
+            let idx = cx.define(node, name, kind, Some(body));
+            cx.within(idx, false, |cx| cx.children(body, visit));
+        }
+        None => {
+            let idx = cx.define(node, name, DefKind::TypeAlias, None);
+            cx.within(idx, false, |cx| {
+                if let Some(t) = ty {
+                    visit(cx, t);
+                }
+            });
+        }
+    }
+}
+
+/// A declaration: a prototype (type uses only), a constant (`static const int N = 3;` at
+/// file level), or a variable (its type bound for receivers).
+fn declaration(cx: &mut Cx, node: Node) {
+    bind_declared(cx, node);
+    let text_head: String = {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor)
+            .filter(|c| matches!(c.kind(), "storage_class_specifier" | "type_qualifier"))
+            .map(|c| cx.text(c))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let top_level = cx.scope().is_none();
+    let declarator = node.child_by_field_name("declarator");
+    if top_level
+        && text_head.contains("const")
+        && let Some(d) = declarator.filter(|d| d.kind() == "init_declarator")
+        && !declares_function(d)
+        && let Some(name) = declared_name(cx, d)
+    {
+        let idx = cx.define(node, name, DefKind::Constant, None);
+        cx.within(idx, false, |cx| cx.children(node, visit));
+        return;
+    }
+    cx.children(node, visit);
+}
+
+/// `jv x` / `struct jv_s *x` binds `x` to its type.
+fn bind_declared(cx: &mut Cx, node: Node) {
+    let Some(ty) = node.child_by_field_name("type") else {
+        return;
+    };
+    let ty_name = match ty.kind() {
+        "type_identifier" => cx.text(ty),
+        "struct_specifier" | "union_specifier" => match cx.field_text(ty, "name") {
+            Some(n) => n,
+            None => return,
+        },
+        _ => return,
+    };
+    let mut cursor = node.walk();
+    let declarators: Vec<Node> = node
+        .children_by_field_name("declarator", &mut cursor)
+        .collect();
+    for d in declarators {
+        if declares_function(d) {
+            continue;
+        }
+        if let Some(name) = declared_name(cx, d) {
+            cx.bind(name, ty_name.clone());
+        }
+    }
+}
+
+fn call(cx: &mut Cx, node: Node) {
+    if let Some(f) = node.child_by_field_name("function") {
+        match f.kind() {
+            "identifier" => {
+                let name = cx.text(f);
+                cx.reference(RefKind::Call, name, None, f);
+            }
+            "field_expression" => {
+                if let Some(field) = f.child_by_field_name("field") {
+                    let name = cx.text(field);
+                    let receiver = f
+                        .child_by_field_name("argument")
+                        .filter(|a| matches!(a.kind(), "identifier" | "field_expression"))
+                        .map(|a| cx.text(a));
+                    cx.reference(RefKind::Call, name, receiver, field);
+                }
+                if let Some(a) = f.child_by_field_name("argument") {
+                    visit(cx, a);
+                }
+            }
+            _ => visit(cx, f),
+        }
+    }
+    if let Some(args) = node.child_by_field_name("arguments") {
+        cx.children(args, visit);
+    }
+}
+
+/// `#include "a/b.h"` (beside the file, then the include directories) and
+/// `#include <a/b.h>` (the include directories only).
+fn include(cx: &mut Cx, node: Node) {
+    let Some(path) = node.child_by_field_name("path") else {
+        return;
+    };
+    let text = cx.text(path);
+    let module = match path.kind() {
+        "string_literal" => text.trim_matches('"').to_string(),
+        "system_lib_string" => format!("<{}>", text.trim_matches(['<', '>'])),
+        _ => return,
+    };
+    cx.import(Import {
+        module,
+        names: Vec::new(),
+        module_alias: None,
+        wildcard: true,
+        line: node.start_position().row as u32 + 1,
+    });
+}
