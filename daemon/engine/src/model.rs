@@ -250,6 +250,20 @@ pub struct Import {
     pub line: u32,
 }
 
+impl Import {
+    /// An import of everything `module` defines (`import './x'`, `require "x"`, `#include`,
+    /// a C# namespace), at `line`.
+    pub fn everything(module: String, line: u32) -> Import {
+        Import {
+            module,
+            names: Vec::new(),
+            module_alias: None,
+            wildcard: true,
+            line,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub line: u32,

@@ -341,38 +341,22 @@ impl<'a> FileScope<'a> {
         // Ruby: a bare call whose receiver is whatever mixes the method in (helpers included
         // into specs, module functions) resolves to the one method of that name, if one.
         if self.lang == Lang::Ruby && kind == RefKind::Call {
-            let methods = self.unique(
-                self.sym
-                    .by_name
-                    .get(name)
-                    .into_iter()
-                    .flatten()
-                    .copied()
-                    .filter(|&n| {
-                        self.same_family(n)
-                            && matches!(self.g.def(n).kind, DefKind::Method | DefKind::Function)
-                    }),
-            );
+            let methods = self.unique(self.named(name).filter(|&n| {
+                self.same_family(n)
+                    && matches!(self.g.def(n).kind, DefKind::Method | DefKind::Function)
+            }));
             if !methods.is_empty() {
                 return methods;
             }
         }
         // 6. A unique definition of that name in the language (tests only as a last resort).
-        self.unique(
-            self.sym
-                .by_name
-                .get(name)
-                .into_iter()
-                .flatten()
-                .copied()
-                .filter(|&n| {
-                    let d = self.g.def(n);
-                    self.same_family(n)
-                        && Self::fits(kind, d.kind)
-                        && d.kind != DefKind::Method
-                        && d.kind != DefKind::Constructor
-                }),
-        )
+        self.unique(self.named(name).filter(|&n| {
+            let d = self.g.def(n);
+            self.same_family(n)
+                && Self::fits(kind, d.kind)
+                && d.kind != DefKind::Method
+                && d.kind != DefKind::Constructor
+        }))
     }
 
     /// The definitions of constant `name` (a class, module or constant) nearest the lexical
@@ -422,6 +406,11 @@ impl<'a> FileScope<'a> {
             }
         }
         None
+    }
+
+    /// Every definition named `name`, in any file.
+    fn named<'n>(&'n self, name: &str) -> impl Iterator<Item = u32> + 'n {
+        self.sym.by_name.get(name).into_iter().flatten().copied()
     }
 
     fn unique(&self, candidates: impl Iterator<Item = u32>) -> Vec<u32> {

@@ -235,11 +235,8 @@ fn include(cx: &mut Cx, node: Node) {
         "system_lib_string" => format!("<{}>", text.trim_matches(['<', '>'])),
         _ => return,
     };
-    cx.import(Import {
+    cx.import(Import::everything(
         module,
-        names: Vec::new(),
-        module_alias: None,
-        wildcard: true,
-        line: node.start_position().row as u32 + 1,
-    });
+        node.start_position().row as u32 + 1,
+    ));
 }

@@ -428,13 +428,7 @@ fn using(cx: &mut Cx, node: Node) {
                 line,
             }
         }
-        None => Import {
-            module: target,
-            names: Vec::new(),
-            module_alias: None,
-            wildcard: true,
-            line,
-        },
+        None => Import::everything(target, line),
     };
     cx.import(import);
 }

@@ -417,13 +417,10 @@ fn export(cx: &mut Cx, node: Node) {
     // `export { a } from './x'` re-exports: an import edge.
     if let Some(source) = node.child_by_field_name("source") {
         let module = unquote(&cx.text(source));
-        cx.import(Import {
+        cx.import(Import::everything(
             module,
-            names: Vec::new(),
-            module_alias: None,
-            wildcard: true,
-            line: node.start_position().row as u32 + 1,
-        });
+            node.start_position().row as u32 + 1,
+        ));
     }
 }
 

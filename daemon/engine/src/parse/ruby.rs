@@ -192,13 +192,10 @@ fn call(cx: &mut Cx, node: Node) {
                     } else {
                         path
                     };
-                    cx.import(Import {
+                    cx.import(Import::everything(
                         module,
-                        names: Vec::new(),
-                        module_alias: None,
-                        wildcard: true,
-                        line: node.start_position().row as u32 + 1,
-                    });
+                        node.start_position().row as u32 + 1,
+                    ));
                 }
                 return;
             }
