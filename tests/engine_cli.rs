@@ -392,3 +392,53 @@ fn c_question_gets_the_right_function_first() {
         "every include resolves: {c}"
     );
 }
+
+/// Kotlin end to end: a realistic question gets the right function first, across packages,
+/// with its fence tagged `kotlin`.
+#[test]
+fn kotlin_question_gets_the_right_function_first() {
+    let repo = TempRepo::new("kotlin");
+    repo.write(
+        "src/main/kotlin/shop/checkout/Checkout.kt",
+        "package shop.checkout\n\nimport shop.pricing.Discounts\n\n/** Turns a cart into an order. */\nclass Checkout(private val discounts: Discounts) {\n    fun placeOrder(cart: Cart): Order {\n        val total = cart.subtotal - discounts.discountFor(cart)\n        return Order(total)\n    }\n}\n",
+    )
+    .write(
+        "src/main/kotlin/shop/pricing/Discounts.kt",
+        "package shop.pricing\n\n/** Decides how much a cart is discounted. */\nclass Discounts {\n    /** The discount for a cart: ten percent above 100, loyalty members five percent more. */\n    fun discountFor(cart: Cart): Double {\n        var discount = if (cart.subtotal > 100) cart.subtotal * 0.10 else 0.0\n        if (cart.customer.loyaltyMember) {\n            discount += cart.subtotal * 0.05\n        }\n        return discount\n    }\n}\n",
+    )
+    .write(
+        "src/test/kotlin/shop/pricing/DiscountsTest.kt",
+        "package shop.pricing\n\nclass DiscountsTest {\n    fun loyaltyMembersGetMore() {\n        Discounts().discountFor(Cart())\n    }\n}\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            "how is the discount for loyalty members computed?",
+            "--json",
+            "--semantic",
+            "off",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let code = v["text"].as_str().unwrap();
+    let first_block = code.split("### ").nth(1).unwrap_or_default();
+    assert!(
+        first_block.starts_with("src/main/kotlin/shop/pricing/Discounts.kt")
+            && first_block.contains("fun discountFor(cart: Cart): Double"),
+        "{code}"
+    );
+    assert!(code.contains("```kotlin"), "{code}");
+    let out = run("fittokd", &["inspect", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let kt = &v["languages"]["kotlin"];
+    assert_eq!(kt["files"], 3, "{v:#}");
+    assert!(kt["resolved"].as_u64().unwrap() >= 2, "{kt}");
+}

@@ -19,11 +19,12 @@ pub enum Lang {
     CSharp,
     Ruby,
     C,
+    Kotlin,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 11] = [
+    pub const ALL: [Lang; 12] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -34,6 +35,7 @@ impl Lang {
         Lang::CSharp,
         Lang::Ruby,
         Lang::C,
+        Lang::Kotlin,
         Lang::Markdown,
     ];
 
@@ -55,6 +57,7 @@ impl Lang {
             "cs" => Lang::CSharp,
             "rb" | "rake" | "gemspec" => Lang::Ruby,
             "c" | "h" => Lang::C,
+            "kt" | "kts" => Lang::Kotlin,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -72,6 +75,7 @@ impl Lang {
             Lang::CSharp => "csharp",
             Lang::Ruby => "ruby",
             Lang::C => "c",
+            Lang::Kotlin => "kotlin",
             Lang::Markdown => "markdown",
         }
     }
@@ -79,13 +83,13 @@ impl Lang {
     /// Languages where code lives in classes only (Java, C#): an unqualified call inside a
     /// class is one of its methods (implicit `this`), and an import names one type.
     pub fn has_classes_only(self) -> bool {
-        matches!(self, Lang::Java | Lang::CSharp)
+        matches!(self, Lang::Java | Lang::CSharp | Lang::Kotlin)
     }
 
     /// Languages where an unqualified call inside a class is one of its methods (implicit
     /// `this` / `self`).
     pub fn implicit_self_calls(self) -> bool {
-        matches!(self, Lang::Java | Lang::CSharp | Lang::Ruby)
+        matches!(self, Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin)
     }
 
     /// Languages whose modules resolve into each other (TS imports JS and back).
@@ -93,7 +97,8 @@ impl Lang {
         match self {
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => 1,
             Lang::Python => 2,
-            Lang::Java => 3,
+            // Kotlin and Java call each other, through the same packages.
+            Lang::Java | Lang::Kotlin => 3,
             Lang::Go => 4,
             Lang::Rust => 5,
             Lang::Markdown => 6,
@@ -297,6 +302,7 @@ pub fn is_test_path(path: &str) -> bool {
     if file.ends_with("_test.go")
         || (file.ends_with(".cs") && (stem.ends_with("Tests") || stem.ends_with("Test")))
         || (file.ends_with(".rb") && (stem.ends_with("_spec") || stem.ends_with("_test")))
+        || (file.ends_with(".kt") && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || (file.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
         || file == "conftest.py"
         || file.contains(".test.")

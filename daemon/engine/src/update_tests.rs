@@ -19,6 +19,7 @@ enum L {
     Rs,
     Cs,
     Rb,
+    Kt,
 }
 
 struct Func {
@@ -42,6 +43,7 @@ impl FileModel {
             L::Rs => format!("rs/{}.rs", self.stem),
             L::Cs => format!("cs/{}.cs", self.stem),
             L::Rb => format!("rb/{}.rb", self.stem),
+            L::Kt => format!("kt/{}.kt", self.stem),
         }
     }
 }
@@ -181,6 +183,17 @@ impl Model {
                 }
                 s.push_str("end\n");
             }
+            L::Kt => {
+                // One package: top-level functions see each other across files.
+                s.push_str("package prop\n");
+                for g in &f.funcs {
+                    s.push_str(&format!("\nfun {}(): Int {{\n", g.name));
+                    for c in &g.calls {
+                        s.push_str(&format!("    {c}()\n"));
+                    }
+                    s.push_str("    return 1\n}\n");
+                }
+            }
         }
         s
     }
@@ -269,7 +282,7 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb] {
+    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb, L::Kt] {
         for stem in ["lib", "a", "b"] {
             let funcs = (0..2)
                 .map(|_| Func {

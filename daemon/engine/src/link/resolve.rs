@@ -97,7 +97,9 @@ impl<'a> FileScope<'a> {
             wildcard_files: Vec::new(),
             package_files: match f.lang {
                 Lang::Go => modules.go_same_package(&f.path),
-                Lang::Java | Lang::CSharp => modules.same_package(f.lang, f.package.as_deref()),
+                Lang::Java | Lang::CSharp | Lang::Kotlin => {
+                    modules.same_package(f.lang, f.package.as_deref())
+                }
                 _ => Vec::new(),
             },
             import_files: Vec::new(),

@@ -474,3 +474,56 @@ fn c_includes_resolve_beside_the_file_and_in_include_dirs() {
         );
     }
 }
+
+#[test]
+fn kotlin_and_java_share_packages_and_imports() {
+    let g = graph(&[
+        (
+            "src/main/kotlin/com/a/Service.kt",
+            "package com.a\n\nimport com.b.Store\n\nclass Service(private val store: Store) : Api {\n    fun run() {\n        store.save()\n        helper()\n        Util().go()\n        Legacy.call()\n    }\n    fun helper() {}\n}\n",
+        ),
+        (
+            "src/main/kotlin/com/a/Util.kt",
+            "package com.a\n\nclass Util {\n    fun go() {}\n}\n",
+        ),
+        (
+            "src/main/kotlin/com/a/Api.kt",
+            "package com.a\n\ninterface Api {\n    fun run()\n}\n",
+        ),
+        (
+            "src/main/java/com/b/Store.java",
+            "package com.b;\npublic class Store { public void save() {} }\n",
+        ),
+        (
+            "src/main/java/com/a/Legacy.java",
+            "package com.a;\npublic class Legacy { public static void call() {} }\n",
+        ),
+    ]);
+    let svc = "src/main/kotlin/com/a/Service.kt#Service";
+    for (to, why) in [
+        (
+            "src/main/java/com/b/Store.java#Store.save",
+            "an import of a Java class",
+        ),
+        (
+            "src/main/kotlin/com/a/Service.kt#Service.helper",
+            "implicit this",
+        ),
+        ("src/main/kotlin/com/a/Util.kt#Util.go", "same package"),
+        (
+            "src/main/java/com/a/Legacy.java#Legacy.call",
+            "same package, in Java",
+        ),
+    ] {
+        assert!(
+            has(&g, EdgeKind::Calls, &format!("{svc}.run"), to),
+            "{why}: {to}"
+        );
+    }
+    assert!(has(
+        &g,
+        EdgeKind::Implements,
+        svc,
+        "src/main/kotlin/com/a/Api.kt#Api"
+    ));
+}

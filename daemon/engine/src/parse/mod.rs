@@ -13,6 +13,7 @@ mod csharp;
 mod go;
 mod java;
 mod js;
+mod kotlin;
 mod markdown;
 mod python;
 mod regions;
@@ -40,6 +41,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
         Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
         Lang::C => tree_sitter_c::LANGUAGE.into(),
+        Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -120,6 +122,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::CSharp => csharp::visit(&mut cx, root),
         Lang::Ruby => ruby::visit(&mut cx, root),
         Lang::C => c_lang::visit(&mut cx, root),
+        Lang::Kotlin => kotlin::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}

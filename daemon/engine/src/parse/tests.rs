@@ -919,3 +919,108 @@ jv jv_parse(const char *text) {
     assert!(f.imports.iter().any(|i| i.module == "jv.h" && i.wildcard));
     assert!(f.imports.iter().any(|i| i.module == "<stdio.h>"));
 }
+
+#[test]
+fn kotlin_classes_objects_functions_imports_and_references() {
+    let src = r#"package com.example.shop
+
+import com.example.store.Store
+import com.example.util.*
+import com.example.other.Thing as Other
+
+/** Prices carts. */
+class Pricing(private val store: Store) : Base(), Api {
+    val rate: Double = 0.2
+
+    /** The total with tax. */
+    fun total(cart: Cart): Double {
+        val calc = Calculator()
+        store.save(cart)
+        return calc.apply(cart.subtotal) + helper()
+    }
+
+    private fun helper() = 1.0
+
+    constructor(name: String) : this(Store()) {}
+
+    companion object {
+        const val MAX = 10
+        fun create(): Pricing = Pricing(Store())
+    }
+}
+
+interface Api {
+    fun run()
+}
+
+enum class Mode { ON, OFF }
+
+object Registry {
+    fun register(x: Any) {}
+}
+
+typealias Price = Double
+
+fun String.shout(): String = uppercase()
+"#;
+    let f = parse_file(
+        "src/main/kotlin/com/example/shop/Pricing.kt",
+        Lang::Kotlin,
+        src.as_bytes(),
+    );
+    assert_eq!(f.package.as_deref(), Some("com.example.shop"));
+    let names: Vec<(DefKind, String)> = outline(&f)
+        .into_iter()
+        .filter(|o| o.0 != File)
+        .map(|o| (o.0, o.1))
+        .collect();
+    for expected in [
+        (Class, "Pricing"),
+        (Method, "Pricing.total"),
+        (Method, "Pricing.helper"),
+        (Constructor, "Pricing.Pricing"),
+        (Constant, "Pricing.MAX"),
+        (Method, "Pricing.create"),
+        (Interface, "Api"),
+        (Method, "Api.run"),
+        (Enum, "Mode"),
+        (Class, "Registry"),
+        (Method, "Registry.register"),
+        (TypeAlias, "Price"),
+        (Function, "shout"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    assert_eq!(
+        find(&f, "Pricing.total").doc.as_deref(),
+        Some("The total with tax.")
+    );
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    assert!(has_ref(&f, RefKind::Implements, None, "Api"));
+    assert!(has_ref(&f, RefKind::Call, None, "Calculator"));
+    assert!(has_ref(&f, RefKind::Call, None, "helper"));
+    let save = f
+        .references
+        .iter()
+        .find(|r| r.name == "save")
+        .expect("save call");
+    assert_eq!(save.receiver_type.as_deref(), Some("Store"));
+    let apply = f
+        .references
+        .iter()
+        .find(|r| r.name == "apply")
+        .expect("apply call");
+    assert_eq!(apply.receiver_type.as_deref(), Some("Calculator"));
+    assert!(
+        f.imports
+            .iter()
+            .any(|i| i.module == "com.example.util" && i.wildcard)
+    );
+    assert!(f.imports.iter().any(|i| {
+        i.module == "com.example.other.Thing"
+            && i.names == [("Thing".to_string(), "Other".to_string())]
+    }));
+}
