@@ -229,8 +229,55 @@ fn savings_footer_and_budget_cap_from_the_environment() {
     assert!(text.contains("tokens instead of"), "{text}");
 }
 
-/// C# end to end: a realistic question on a small C# repository gets the right method first,
-/// reached across files through namespaces, with its fence tagged `csharp`.
+/// The question every language's end-to-end test asks of its small shop repository.
+const DISCOUNT_QUESTION: &str = "how is the discount for loyalty members computed?";
+
+/// Asks [`DISCOUNT_QUESTION`] in process and checks the answer's first code block is
+/// `first_file`'s and shows `first_code`, fenced as `fence`; and that `inspect` parsed `files`
+/// files of language `lang` and resolved at least `resolved` references in it.
+fn assert_right_first(
+    repo: &TempRepo,
+    first_file: &str,
+    first_code: &str,
+    fence: &str,
+    lang: &str,
+    files: u64,
+    resolved: u64,
+) {
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            DISCOUNT_QUESTION,
+            "--json",
+            "--semantic",
+            "off",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let code = v["text"].as_str().unwrap();
+    // The definition on its own, or inside its class shown whole on a repository this small.
+    let first_block = code.split("### ").nth(1).unwrap_or_default();
+    assert!(
+        first_block.starts_with(first_file) && first_block.contains(first_code),
+        "{code}"
+    );
+    assert!(code.contains(&format!("```{fence}\n")), "{code}");
+    let out = run("fittokd", &["inspect", "--json", path]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let stats = &v["languages"][lang];
+    assert_eq!(stats["files"], files, "{v:#}");
+    assert!(stats["resolved"].as_u64().unwrap() >= resolved, "{stats}");
+}
+
+/// C#: the right method first, reached across files through namespaces.
 #[test]
 fn csharp_question_gets_the_right_method_first() {
     let repo = TempRepo::new("csharp");
@@ -250,50 +297,18 @@ fn csharp_question_gets_the_right_method_first() {
         "tests/Shop.Tests/DiscountPolicyTests.cs",
         "namespace Shop.Tests;\npublic class DiscountPolicyTests { public void DiscountForLoyaltyMembers() { new Shop.Pricing.DiscountPolicy().DiscountFor(null); } }\n",
     );
-    let path = repo.path().to_str().unwrap();
-    let out = run(
-        "fittokd",
-        &[
-            "query",
-            path,
-            "how is the discount for loyalty members computed?",
-            "--json",
-            "--semantic",
-            "off",
-        ],
+    assert_right_first(
+        &repo,
+        "src/Shop/Pricing/DiscountPolicy.cs",
+        "public decimal DiscountFor(Cart cart)",
+        "csharp",
+        "csharp",
+        4,
+        3,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    // First: the method, on its own or inside its class shown whole (on a repository this
-    // small the class is short enough to show entire).
-    let first = v["nodes"][0]["id"].as_str().unwrap();
-    let whole_class = first == "src/Shop/Pricing/DiscountPolicy.cs#DiscountPolicy"
-        && v["nodes"][0]["mode"] == "whole";
-    assert!(
-        first == "src/Shop/Pricing/DiscountPolicy.cs#DiscountPolicy.DiscountFor" || whole_class,
-        "{v:#}"
-    );
-    let code = v["text"].as_str().unwrap();
-    let first_block = code.split("### ").nth(1).unwrap_or_default();
-    assert!(
-        first_block.contains("public decimal DiscountFor(Cart cart)"),
-        "{code}"
-    );
-    assert!(v["text"].as_str().unwrap().contains("```csharp"), "{v:#}");
-    // The call from another file and namespace is an edge the graph knows.
-    let out = run("fittokd", &["inspect", "--json", path]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let cs = &v["languages"]["csharp"];
-    assert_eq!(cs["files"], 4, "{v:#}");
-    assert!(cs["resolved"].as_u64().unwrap() >= 3, "{cs}");
 }
 
-/// Ruby end to end: a realistic question gets the right method first, across `require`d
-/// files, with its fence tagged `ruby`.
+/// Ruby: the right method first, across `require`d files.
 #[test]
 fn ruby_question_gets_the_right_method_first() {
     let repo = TempRepo::new("ruby");
@@ -309,41 +324,18 @@ fn ruby_question_gets_the_right_method_first() {
         "spec/shop/discounts_spec.rb",
         "require \"shop/discounts\"\n\nRSpec.describe Shop::Discounts do\n  it \"gives loyalty members more discount\" do\n    expect(Shop::Discounts.new.discount_for(nil)).to eq(0)\n  end\nend\n",
     );
-    let path = repo.path().to_str().unwrap();
-    let out = run(
-        "fittokd",
-        &[
-            "query",
-            path,
-            "how is the discount for loyalty members computed?",
-            "--json",
-            "--semantic",
-            "off",
-        ],
+    assert_right_first(
+        &repo,
+        "lib/shop/discounts.rb",
+        "def discount_for(cart)",
+        "ruby",
+        "ruby",
+        3,
+        2,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let code = v["text"].as_str().unwrap();
-    let first_block = code.split("### ").nth(1).unwrap_or_default();
-    assert!(
-        first_block.starts_with("lib/shop/discounts.rb")
-            && first_block.contains("def discount_for(cart)"),
-        "{code}"
-    );
-    assert!(code.contains("```ruby"), "{code}");
-    let out = run("fittokd", &["inspect", "--json", path]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let rb = &v["languages"]["ruby"];
-    assert_eq!(rb["files"], 3, "{v:#}");
-    assert!(rb["imports_resolved"].as_u64().unwrap() >= 2, "{rb}");
 }
 
-/// C end to end: a realistic question gets the right function first, its header included
-/// from another directory, with its fence tagged `c`.
+/// C: the right function first, its header included from another directory.
 #[test]
 fn c_question_gets_the_right_function_first() {
     let repo = TempRepo::new("clang");
@@ -363,38 +355,28 @@ fn c_question_gets_the_right_function_first() {
         "src/checkout.c",
         "#include <shop/discount.h>\n\n/* Places an order for a cart. */\ndouble place_order(const struct cart *cart) {\n  return cart->subtotal - discount_for(cart);\n}\n",
     );
-    let path = repo.path().to_str().unwrap();
+    assert_right_first(
+        &repo,
+        "src/discount.c",
+        "double discount_for(const struct cart *cart)",
+        "c",
+        "c",
+        4,
+        1,
+    );
     let out = run(
         "fittokd",
-        &[
-            "query",
-            path,
-            "how is the discount for loyalty members computed?",
-            "--json",
-            "--semantic",
-            "off",
-        ],
+        &["inspect", "--json", repo.path().to_str().unwrap()],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    assert_eq!(v["nodes"][0]["id"], "src/discount.c#discount_for", "{v:#}");
-    assert!(v["text"].as_str().unwrap().contains("```c\n"), "{v:#}");
-    let out = run("fittokd", &["inspect", "--json", path]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
     let c = &v["languages"]["c"];
-    assert_eq!(c["files"], 4, "{v:#}");
     assert_eq!(
         c["imports_resolved"], c["imports"],
         "every include resolves: {c}"
     );
 }
 
-/// Kotlin end to end: a realistic question gets the right function first, across packages,
-/// with its fence tagged `kotlin`.
+/// Kotlin: the right function first, across packages.
 #[test]
 fn kotlin_question_gets_the_right_function_first() {
     let repo = TempRepo::new("kotlin");
@@ -410,35 +392,13 @@ fn kotlin_question_gets_the_right_function_first() {
         "src/test/kotlin/shop/pricing/DiscountsTest.kt",
         "package shop.pricing\n\nclass DiscountsTest {\n    fun loyaltyMembersGetMore() {\n        Discounts().discountFor(Cart())\n    }\n}\n",
     );
-    let path = repo.path().to_str().unwrap();
-    let out = run(
-        "fittokd",
-        &[
-            "query",
-            path,
-            "how is the discount for loyalty members computed?",
-            "--json",
-            "--semantic",
-            "off",
-        ],
+    assert_right_first(
+        &repo,
+        "src/main/kotlin/shop/pricing/Discounts.kt",
+        "fun discountFor(cart: Cart): Double",
+        "kotlin",
+        "kotlin",
+        3,
+        2,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let code = v["text"].as_str().unwrap();
-    let first_block = code.split("### ").nth(1).unwrap_or_default();
-    assert!(
-        first_block.starts_with("src/main/kotlin/shop/pricing/Discounts.kt")
-            && first_block.contains("fun discountFor(cart: Cart): Double"),
-        "{code}"
-    );
-    assert!(code.contains("```kotlin"), "{code}");
-    let out = run("fittokd", &["inspect", "--json", path]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let kt = &v["languages"]["kotlin"];
-    assert_eq!(kt["files"], 3, "{v:#}");
-    assert!(kt["resolved"].as_u64().unwrap() >= 2, "{kt}");
 }
