@@ -678,3 +678,46 @@ fn clients_hanging_up_do_not_kill_the_daemon() {
     ok(&env.fittok(&["status"]));
     assert_eq!(env.daemon_pids(), vec![pid], "the same daemon still serves");
 }
+
+/// The daemon behaves as it was started: `status --json` shows its configuration, and a
+/// client whose environment says otherwise for a setting that matters is told so (issue 17).
+#[test]
+fn a_client_is_told_when_its_environment_and_the_daemons_differ() {
+    let env = DaemonEnv::new("settings");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    ok(&env.fittok(&["daemon", "start"]));
+    let status = ok(&env.fittok(&["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&status).expect("status JSON");
+    let scrub = v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|s| s["name"] == "FITTOK_SCRUB")
+        .expect("FITTOK_SCRUB reported");
+    assert_eq!(scrub["value"], "on", "{v:#}");
+    assert_eq!(scrub["matters"], true);
+    // Same environment: nothing to say.
+    let same = env.fittok(&["query", path, "vat rate", "--code"]);
+    assert!(same.status.success());
+    assert!(
+        !stderr(&same).contains("running daemon has"),
+        "{}",
+        stderr(&same)
+    );
+    // This shell turns scrubbing off; the daemon, started without it, keeps it on.
+    let differs = env
+        .cmd("fittok")
+        .env("FITTOK_SCRUB", "off")
+        .args(["query", path, "vat rate", "--code"])
+        .output()
+        .unwrap();
+    assert!(differs.status.success(), "{}", stderr(&differs));
+    assert!(
+        stderr(&differs).contains(
+            "FITTOK_SCRUB: the running daemon has on, this environment off; `fittok daemon restart`"
+        ),
+        "{}",
+        stderr(&differs)
+    );
+}
