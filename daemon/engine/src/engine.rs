@@ -840,6 +840,54 @@ mod tests {
     }
 
     #[test]
+    fn examples_rank_below_the_implementation_unless_asked_for() {
+        // The example repeats the question's words more often than the implementation does:
+        // on words alone it would come first.
+        let dir = temp_repo(
+            "usage",
+            &[
+                (
+                    "src/spinner.rs",
+                    "pub struct Spinner {\n    frames: Vec<String>,\n    at: usize,\n}\n\nimpl Spinner {\n    /// The next frame: the spinner ticks through its frames in a loop.\n    pub fn tick(&mut self) -> &str {\n        self.at = (self.at + 1) % self.frames.len();\n        &self.frames[self.at]\n    }\n}\n",
+                ),
+                (
+                    "examples/spinner_tick.rs",
+                    "fn spinner_tick_frames() {\n    let mut spinner = Spinner::default();\n    for _ in 0..10 {\n        println!(\"spinner tick: {}\", spinner.tick());\n        println!(\"the spinner ticks through its frames\");\n    }\n}\n",
+                ),
+            ],
+        );
+        let first = |a: &Answer| {
+            let code = a.text.find("### src/spinner.rs").unwrap_or(usize::MAX);
+            let example = a
+                .text
+                .find("### examples/spinner_tick.rs")
+                .unwrap_or(usize::MAX);
+            assert!(code.min(example) < usize::MAX, "{}", a.text);
+            if code < example { "code" } else { "example" }
+        };
+        let fusion = crate::rank::Ranker::Fusion;
+        assert_eq!(
+            first(&ask_with(
+                &dir,
+                "how does the spinner tick through its frames",
+                4000,
+                fusion
+            )),
+            "code"
+        );
+        assert_eq!(
+            first(&ask_with(
+                &dir,
+                "is there an example of the spinner tick through its frames",
+                4000,
+                fusion
+            )),
+            "example"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_cut_python_function_shows_code_not_its_docstring() {
         let doc: String = (0..120)
             .map(|i| format!("    Parameter notes line {i} about the temperature model.\n"))

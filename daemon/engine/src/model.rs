@@ -320,9 +320,37 @@ pub fn is_test_path(path: &str) -> bool {
     })
 }
 
+/// Whether a path lives in a tree of usage code — examples, benchmarks, demos: code that
+/// calls the implementation rather than being it, like tests.
+pub fn is_usage_path(path: &str) -> bool {
+    path.split('/').rev().skip(1).any(|dir| {
+        matches!(
+            dir,
+            "examples"
+                | "example"
+                | "benches"
+                | "bench"
+                | "benchmarks"
+                | "benchmark"
+                | "demo"
+                | "demos"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_paths() {
+        assert!(is_usage_path("examples/multi.rs"));
+        assert!(is_usage_path("crates/x/benches/parse.rs"));
+        assert!(is_usage_path("docs/demo/app.js"));
+        assert!(!is_usage_path("src/example.rs"));
+        assert!(!is_usage_path("src/bench_utils/mod.rs"));
+        assert!(!is_usage_path("lib/router.js"));
+    }
 
     #[test]
     fn languages_by_extension() {

@@ -98,6 +98,8 @@ impl Default for Tuning {
 pub struct Intent {
     pub tests: bool,
     pub docs: bool,
+    /// Examples, benchmarks or demos (see [`crate::model::is_usage_path`]).
+    pub usage: bool,
 }
 
 impl Intent {
@@ -132,6 +134,16 @@ impl Intent {
                 "readme",
                 "guide",
                 "documented",
+            ]),
+            usage: has(&[
+                "example",
+                "examples",
+                "demo",
+                "demos",
+                "bench",
+                "benches",
+                "benchmark",
+                "benchmarks",
             ]),
         }
     }
@@ -292,6 +304,15 @@ fn signals(
         let def = g.def(r.node);
         let named = named_in_short && mention_scores[r.node as usize] >= 3.0;
         if def.is_test && !intent.tests && !named {
+            r.score *= 0.3;
+        }
+        // Examples and benchmarks call the implementation, as tests do: they match a
+        // question's words without holding what it asks about.
+        if !def.is_test
+            && !intent.usage
+            && !named
+            && crate::model::is_usage_path(&g.file_of(r.node).path)
+        {
             r.score *= 0.3;
         }
         if (def.kind == DefKind::Section || def.is_prose) && !intent.docs {
