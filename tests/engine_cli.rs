@@ -402,3 +402,38 @@ fn kotlin_question_gets_the_right_function_first() {
         2,
     );
 }
+
+/// C++: the right member first, defined out of line from its class's header.
+#[test]
+fn cpp_question_gets_the_right_member_first() {
+    let repo = TempRepo::new("cpp");
+    repo.write(
+        "include/shop/discounts.h",
+        "#pragma once\n#include <string>\n\nnamespace shop {\n\nstruct Cart;\n\n/// Decides how much a cart is discounted.\nclass Discounts {\n public:\n  double discount_for(const Cart& cart) const;\n};\n\n}  // namespace shop\n",
+    )
+    .write(
+        "src/discounts.cc",
+        "#include \"shop/discounts.h\"\n#include \"shop/cart.h\"\n\nnamespace shop {\n\n// The discount for a cart: ten percent above 100, loyalty members five percent more.\ndouble Discounts::discount_for(const Cart& cart) const {\n  double discount = cart.subtotal > 100 ? cart.subtotal * 0.10 : 0;\n  if (cart.customer.loyalty_member) {\n    discount += cart.subtotal * 0.05;\n  }\n  return discount;\n}\n\n}  // namespace shop\n",
+    )
+    .write(
+        "include/shop/cart.h",
+        "#pragma once\nnamespace shop {\nstruct Customer { bool loyalty_member; };\nstruct Cart { double subtotal; Customer customer; };\n}\n",
+    )
+    .write(
+        "src/checkout.cc",
+        "#include \"shop/discounts.h\"\n#include \"shop/cart.h\"\n\nnamespace shop {\n\n/// Places an order for a cart.\ndouble place_order(const Cart& cart, const Discounts& discounts) {\n  return cart.subtotal - discounts.discount_for(cart);\n}\n\n}  // namespace shop\n",
+    )
+    .write(
+        "test/discounts_test.cc",
+        "#include \"shop/discounts.h\"\nTEST(Discounts, LoyaltyMembersGetMore) {\n  shop::Discounts d;\n  EXPECT_EQ(d.discount_for(shop::Cart{}), 0);\n}\n",
+    );
+    assert_right_first(
+        &repo,
+        "src/discounts.cc",
+        "double Discounts::discount_for(const Cart& cart) const",
+        "cpp",
+        "cpp",
+        5,
+        2,
+    );
+}

@@ -19,12 +19,13 @@ pub enum Lang {
     CSharp,
     Ruby,
     C,
+    Cpp,
     Kotlin,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 12] = [
+    pub const ALL: [Lang; 13] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -35,6 +36,7 @@ impl Lang {
         Lang::CSharp,
         Lang::Ruby,
         Lang::C,
+        Lang::Cpp,
         Lang::Kotlin,
         Lang::Markdown,
     ];
@@ -57,6 +59,9 @@ impl Lang {
             "cs" => Lang::CSharp,
             "rb" | "rake" | "gemspec" => Lang::Ruby,
             "c" | "h" => Lang::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "inl" => {
+                Lang::Cpp
+            }
             "kt" | "kts" => Lang::Kotlin,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
@@ -75,6 +80,7 @@ impl Lang {
             Lang::CSharp => "csharp",
             Lang::Ruby => "ruby",
             Lang::C => "c",
+            Lang::Cpp => "cpp",
             Lang::Kotlin => "kotlin",
             Lang::Markdown => "markdown",
         }
@@ -89,7 +95,10 @@ impl Lang {
     /// Languages where an unqualified call inside a class is one of its methods (implicit
     /// `this` / `self`).
     pub fn implicit_self_calls(self) -> bool {
-        matches!(self, Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin)
+        matches!(
+            self,
+            Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin | Lang::Cpp
+        )
     }
 
     /// Languages whose modules resolve into each other (TS imports JS and back).
@@ -104,7 +113,8 @@ impl Lang {
             Lang::Markdown => 6,
             Lang::CSharp => 7,
             Lang::Ruby => 8,
-            Lang::C => 9,
+            // C++ includes C headers and calls C functions.
+            Lang::C | Lang::Cpp => 9,
         }
     }
 }
@@ -303,6 +313,13 @@ pub fn is_test_path(path: &str) -> bool {
         || (file.ends_with(".cs") && (stem.ends_with("Tests") || stem.ends_with("Test")))
         || (file.ends_with(".rb") && (stem.ends_with("_spec") || stem.ends_with("_test")))
         || (file.ends_with(".kt") && (stem.ends_with("Test") || stem.ends_with("Tests")))
+        // gtest / Catch2: `parser_test.cc`, `test_parser.cpp`, `parser-test.cpp`.
+        || (Lang::from_path(file) == Some(Lang::Cpp)
+            && (stem.ends_with("_test")
+                || stem.ends_with("-test")
+                || stem.ends_with("_unittest")
+                || stem.starts_with("test_")
+                || stem.starts_with("test-")))
         || (file.ends_with(".py") && (stem.starts_with("test_") || stem.ends_with("_test")))
         || file == "conftest.py"
         || file.contains(".test.")

@@ -20,6 +20,7 @@ enum L {
     Cs,
     Rb,
     Kt,
+    Cpp,
 }
 
 struct Func {
@@ -44,6 +45,7 @@ impl FileModel {
             L::Cs => format!("cs/{}.cs", self.stem),
             L::Rb => format!("rb/{}.rb", self.stem),
             L::Kt => format!("kt/{}.kt", self.stem),
+            L::Cpp => format!("cpp/{}.cpp", self.stem),
         }
     }
 }
@@ -183,6 +185,31 @@ impl Model {
                 }
                 s.push_str("end\n");
             }
+            L::Cpp => {
+                // A struct per file, its static members defined out of line; a call into
+                // another file names that file's struct and includes the file.
+                for c in &called {
+                    if let Some(h) = self.home(L::Cpp, c).filter(|h| h.stem != f.stem) {
+                        s.push_str(&format!("#include \"{}.cpp\"\n", h.stem));
+                    }
+                }
+                s.push_str(&format!("\nnamespace prop {{\nstruct C_{} {{\n", f.stem));
+                for g in &f.funcs {
+                    s.push_str(&format!("  static int {}();\n", g.name));
+                }
+                s.push_str("};\n");
+                for g in &f.funcs {
+                    s.push_str(&format!("\nint C_{}::{}() {{\n", f.stem, g.name));
+                    for c in &g.calls {
+                        match self.home(L::Cpp, c).filter(|h| h.stem != f.stem) {
+                            Some(h) => s.push_str(&format!("  C_{}::{c}();\n", h.stem)),
+                            None => s.push_str(&format!("  {c}();\n")),
+                        }
+                    }
+                    s.push_str("  return 1;\n}\n");
+                }
+                s.push_str("}\n");
+            }
             L::Kt => {
                 // One package: top-level functions see each other across files.
                 s.push_str("package prop\n");
@@ -282,7 +309,7 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb, L::Kt] {
+    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb, L::Kt, L::Cpp] {
         for stem in ["lib", "a", "b"] {
             let funcs = (0..2)
                 .map(|_| Func {

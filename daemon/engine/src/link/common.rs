@@ -350,7 +350,7 @@ pub(super) fn is_common_method(lang: Lang, name: &str) -> bool {
         Lang::Go => GO,
         Lang::CSharp => CSHARP,
         Lang::Ruby => RUBY,
-        Lang::C => &[],
+        Lang::C | Lang::Cpp => &[],
         Lang::Markdown => return false,
     };
     list.contains(&name)

@@ -158,6 +158,17 @@ impl Graph {
                 .split_once('.')
                 .map(|(t, _)| t.to_string());
         }
+        // C++ `void Parser::parse() {…}` outside its class belongs to `Parser`.
+        if file.lang == Lang::Cpp
+            && matches!(def.kind, DefKind::Method | DefKind::Constructor)
+            && self
+                .parent(node)
+                .is_none_or(|p| self.def(p).kind == DefKind::Module)
+        {
+            let mut segments = def.qualified_name.rsplit("::");
+            segments.next();
+            return segments.next().map(str::to_string);
+        }
         // JS `app.handle = function …` belongs to `app`.
         if file.lang.family() == Lang::JavaScript.family()
             && def.parent.is_none()

@@ -150,7 +150,7 @@ impl ModuleIndex {
                         ix.ruby.entry(feature).or_default().push(i);
                     }
                 }
-                Lang::C => {
+                Lang::C | Lang::Cpp => {
                     ix.c_paths.insert(i, f.path.clone());
                     let parts: Vec<&str> = f.path.split('/').collect();
                     for start in 0..parts.len() {
@@ -172,7 +172,7 @@ impl ModuleIndex {
             Lang::Go => self.go_package(module),
             Lang::Rust => self.rust_path(&from.path, module),
             Lang::Ruby => self.ruby_feature(&from.path, module),
-            Lang::C => self.c_include(&from.path, module),
+            Lang::C | Lang::Cpp => self.c_include(&from.path, module),
             Lang::Markdown => Vec::new(),
         }
     }

@@ -297,7 +297,8 @@ impl<'a> FileScope<'a> {
                 d.name == name && !matches!(d.kind, DefKind::Section | DefKind::Region)
             })
             .filter(|(_, d)| match d.parent {
-                None => !(self.lang == Lang::Go && d.kind == DefKind::Method),
+                // Methods defined outside their type (Go receivers, C++ `T::m`) are members.
+                None => !(matches!(self.lang, Lang::Go | Lang::Cpp) && d.kind == DefKind::Method),
                 Some(p) => {
                     chain.contains(&p)
                         && (d.kind != DefKind::Method || self.lang.implicit_self_calls())

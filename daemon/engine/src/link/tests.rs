@@ -527,3 +527,71 @@ fn kotlin_and_java_share_packages_and_imports() {
         "src/main/kotlin/com/a/Api.kt#Api"
     ));
 }
+
+#[test]
+fn cpp_members_defined_out_of_line_are_their_class_members() {
+    let g = graph(&[
+        (
+            "include/shop/cart.hpp",
+            "#pragma once\n#include \"shop/price.h\"\nnamespace shop {\nclass Cart : public Priced {\n public:\n  double total() const;\n  bool blank() const { return n_ == 0; }\n private:\n  int n_ = 0;\n};\n}\n",
+        ),
+        (
+            "src/cart.cpp",
+            "#include \"shop/cart.hpp\"\nnamespace shop {\ndouble Cart::total() const {\n  if (blank()) { return 0; }\n  return round_price(n_ * 2.0);\n}\n}\n",
+        ),
+        (
+            "include/shop/price.h",
+            "namespace shop {\nclass Priced {};\ndouble round_price(double x) { return x; }\n}\n",
+        ),
+        (
+            "src/main.cc",
+            "#include \"shop/cart.hpp\"\nint main() {\n  shop::Cart cart;\n  return cart.total() > 0;\n}\n",
+        ),
+        // C from C++: one family.
+        ("src/legacy.c", "int legacy_tax(int x) { return x; }\n"),
+        (
+            "src/tax.cpp",
+            "extern \"C\" int legacy_tax(int x);\nint tax(int x) { return legacy_tax(x); }\n",
+        ),
+    ]);
+    for (kind, from, to) in [
+        // A receiver's type finds the out-of-line body.
+        (
+            EdgeKind::Calls,
+            "src/main.cc#main",
+            "src/cart.cpp#shop::Cart::total",
+        ),
+        // Implicit `this`: an inline member of the class, from an out-of-line one.
+        (
+            EdgeKind::Calls,
+            "src/cart.cpp#shop::Cart::total",
+            "include/shop/cart.hpp#shop::Cart::blank",
+        ),
+        (
+            EdgeKind::Calls,
+            "src/cart.cpp#shop::Cart::total",
+            "include/shop/price.h#shop::round_price",
+        ),
+        (
+            EdgeKind::Inherits,
+            "include/shop/cart.hpp#shop::Cart",
+            "include/shop/price.h#shop::Priced",
+        ),
+        (
+            EdgeKind::Calls,
+            "src/tax.cpp#tax",
+            "src/legacy.c#legacy_tax",
+        ),
+    ] {
+        assert!(
+            has(&g, kind, from, to),
+            "{from} → {to} ({kind:?}) missing: {:?}",
+            edges(&g, kind)
+        );
+    }
+    let imports = imports(&g);
+    assert!(
+        imports.contains(&("src/cart.cpp".into(), "include/shop/cart.hpp".into())),
+        "{imports:?}"
+    );
+}

@@ -9,12 +9,20 @@ use tree_sitter::Node;
 use super::Cx;
 use crate::model::{DefKind, Import, RefKind};
 
+/// A visitor: C's, or C++'s, which hands what C++ shares with C to [`visit_shared`].
+pub(super) type Visit = fn(&mut Cx, Node);
+
 pub(super) fn visit(cx: &mut Cx, node: Node) {
+    visit_shared(cx, node, visit)
+}
+
+/// The constructs C++ shares with C, recursing into children with `visit`.
+pub(super) fn visit_shared(cx: &mut Cx, node: Node, visit: Visit) {
     match node.kind() {
-        "function_definition" => function(cx, node),
-        "struct_specifier" | "union_specifier" => record(cx, node, DefKind::Struct),
-        "enum_specifier" => record(cx, node, DefKind::Enum),
-        "type_definition" => typedef(cx, node),
+        "function_definition" => function(cx, node, visit),
+        "struct_specifier" | "union_specifier" => record(cx, node, DefKind::Struct, visit),
+        "enum_specifier" => record(cx, node, DefKind::Enum, visit),
+        "type_definition" => typedef(cx, node, visit),
         "preproc_function_def" => {
             if let Some(name) = cx.field_text(node, "name") {
                 cx.define(node, name, DefKind::Macro, None);
@@ -27,12 +35,12 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             }
         }
         "preproc_include" => include(cx, node),
-        "declaration" => declaration(cx, node),
+        "declaration" => declaration(cx, node, visit),
         "parameter_declaration" => {
             bind_declared(cx, node);
             cx.children(node, visit);
         }
-        "call_expression" => call(cx, node),
+        "call_expression" => call(cx, node, visit),
         "type_identifier" => {
             let name = cx.text(node);
             cx.reference(RefKind::Type, name, None, node);
@@ -42,7 +50,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 }
 
 /// The name a declarator declares: through pointers, arrays, parentheses and functions.
-fn declared_name(cx: &Cx, node: Node) -> Option<String> {
+pub(super) fn declared_name(cx: &Cx, node: Node) -> Option<String> {
     let mut cur = node;
     loop {
         match cur.kind() {
@@ -53,7 +61,7 @@ fn declared_name(cx: &Cx, node: Node) -> Option<String> {
 }
 
 /// Whether a declarator declares a function (a prototype, when it has no body).
-fn declares_function(node: Node) -> bool {
+pub(super) fn declares_function(node: Node) -> bool {
     let mut cur = Some(node);
     while let Some(n) = cur {
         if n.kind() == "function_declarator" {
@@ -64,7 +72,7 @@ fn declares_function(node: Node) -> bool {
     false
 }
 
-fn function(cx: &mut Cx, node: Node) {
+fn function(cx: &mut Cx, node: Node, visit: Visit) {
     let Some(name) = node
         .child_by_field_name("declarator")
         .and_then(|d| declared_name(cx, d))
@@ -86,7 +94,7 @@ fn function(cx: &mut Cx, node: Node) {
     });
 }
 
-fn record(cx: &mut Cx, node: Node, kind: DefKind) {
+pub(super) fn record(cx: &mut Cx, node: Node, kind: DefKind, visit: Visit) {
     let name = cx.field_text(node, "name");
     match (name, node.child_by_field_name("body")) {
         (Some(name), Some(body)) => {
@@ -106,7 +114,7 @@ fn record(cx: &mut Cx, node: Node, kind: DefKind) {
 
 /// `typedef struct {…} jv;` defines `jv` (the anonymous struct is its body);
 /// `typedef struct jv_s jv;` aliases a named one.
-fn typedef(cx: &mut Cx, node: Node) {
+fn typedef(cx: &mut Cx, node: Node, visit: Visit) {
     let Some(name) = node
         .child_by_field_name("declarator")
         .and_then(|d| declared_name(cx, d))
@@ -143,7 +151,7 @@ fn typedef(cx: &mut Cx, node: Node) {
 
 /// A declaration: a prototype (type uses only), a constant (`static const int N = 3;` at
 /// file level), or a variable (its type bound for receivers).
-fn declaration(cx: &mut Cx, node: Node) {
+fn declaration(cx: &mut Cx, node: Node, visit: Visit) {
     bind_declared(cx, node);
     let text_head: String = {
         let mut cursor = node.walk();
@@ -169,7 +177,7 @@ fn declaration(cx: &mut Cx, node: Node) {
 }
 
 /// `jv x` / `struct jv_s *x` binds `x` to its type.
-fn bind_declared(cx: &mut Cx, node: Node) {
+pub(super) fn bind_declared(cx: &mut Cx, node: Node) {
     let Some(ty) = node.child_by_field_name("type") else {
         return;
     };
@@ -195,7 +203,7 @@ fn bind_declared(cx: &mut Cx, node: Node) {
     }
 }
 
-fn call(cx: &mut Cx, node: Node) {
+fn call(cx: &mut Cx, node: Node, visit: Visit) {
     if let Some(f) = node.child_by_field_name("function") {
         match f.kind() {
             "identifier" => {

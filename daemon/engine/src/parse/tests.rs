@@ -5,7 +5,7 @@ use super::parse_file;
 use crate::model::{DefKind, Lang, ParsedFile, RefKind};
 
 /// (kind, qualified name, start line, end line, parent's qualified name)
-fn outline(f: &ParsedFile) -> Vec<(DefKind, String, u32, u32, Option<String>)> {
+pub(super) fn outline(f: &ParsedFile) -> Vec<(DefKind, String, u32, u32, Option<String>)> {
     f.definitions
         .iter()
         // Regions have tests of their own (`regions.rs`); these check the visitors.
@@ -23,14 +23,14 @@ fn outline(f: &ParsedFile) -> Vec<(DefKind, String, u32, u32, Option<String>)> {
         .collect()
 }
 
-fn find<'a>(f: &'a ParsedFile, qualified: &str) -> &'a crate::model::Definition {
+pub(super) fn find<'a>(f: &'a ParsedFile, qualified: &str) -> &'a crate::model::Definition {
     f.definitions
         .iter()
         .find(|d| d.qualified_name == qualified)
         .unwrap_or_else(|| panic!("no {qualified} in {:#?}", outline(f)))
 }
 
-fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) -> bool {
+pub(super) fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) -> bool {
     f.references
         .iter()
         .any(|r| r.kind == kind && r.name == name && r.receiver.as_deref() == receiver)

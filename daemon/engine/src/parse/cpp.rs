@@ -1,0 +1,366 @@
+//! C++: namespaces (modules: `ns::Class::method`), classes, structs, unions and enums (with
+//! their inline methods, constructors and destructors), out-of-line member definitions
+//! (`void Parser::parse() {…}` is `Parser`'s method, qualified `ns::Parser::parse`), function
+//! templates and class templates (the template's declaration), `using X = …` aliases,
+//! `constexpr`/`const` constants, macros; `#include`; calls (`f()`, `ns::f()`, `obj.f()`,
+//! `p->f()`, `f<T>()`), constructions (`new T`, `T{…}`), base classes and type uses. What C++
+//! shares with C (macros, typedefs, includes, declarations, C calls) is C's visitor
+//! ([`super::c_lang`]), recursing through this one.
+
+use tree_sitter::Node;
+
+use super::Cx;
+use super::c_lang::{self, declared_name};
+use crate::model::{DefKind, RefKind};
+
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "namespace_definition" => namespace(cx, node),
+        "class_specifier" => class(cx, node, DefKind::Class),
+        "struct_specifier" | "union_specifier" => class(cx, node, DefKind::Struct),
+        "function_definition" => function(cx, node),
+        "field_declaration" => field(cx, node),
+        "alias_declaration" => alias(cx, node),
+        "call_expression" => call(cx, node),
+        "new_expression" => {
+            if let Some(t) = node.child_by_field_name("type") {
+                construct(cx, t);
+            }
+            if let Some(args) = node.child_by_field_name("arguments") {
+                cx.children(args, visit);
+            }
+        }
+        "base_class_clause" => bases(cx, node),
+        "template_type" => {
+            if let Some(n) = node.child_by_field_name("name") {
+                let name = cx.text(n);
+                cx.reference(RefKind::Type, name, None, n);
+            }
+            if let Some(args) = node.child_by_field_name("arguments") {
+                cx.children(args, visit);
+            }
+        }
+        // `using namespace std;`, `using std::string;`: C++'s lookup is by name already.
+        "using_declaration" => {}
+        "template_declaration" => template(cx, node),
+        _ => c_lang::visit_shared(cx, node, visit),
+    }
+}
+
+/// `template <typename T, class... Args> …`: `T` and `Args` are in scope for what it declares.
+fn template(cx: &mut Cx, node: Node) {
+    let before = cx.type_params.len();
+    if let Some(params) = node.child_by_field_name("parameters") {
+        let mut cursor = params.walk();
+        for p in params.named_children(&mut cursor) {
+            let name = match p.kind() {
+                "type_parameter_declaration" | "variadic_type_parameter_declaration" => {
+                    let mut c = p.walk();
+                    p.named_children(&mut c)
+                        .find(|n| n.kind() == "type_identifier")
+                        .map(|n| cx.text(n))
+                }
+                "optional_type_parameter_declaration" => cx.field_text(p, "name"),
+                "template_template_parameter_declaration" => None,
+                _ => p
+                    .child_by_field_name("declarator")
+                    .and_then(|d| declared_name(cx, d)),
+            };
+            if let Some(n) = name {
+                cx.type_params.push(n);
+            }
+        }
+    }
+    let mut cursor = node.walk();
+    let inner: Vec<Node> = node
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() != "template_parameter_list")
+        .collect();
+    for c in inner {
+        visit(cx, c);
+    }
+    cx.type_params.truncate(before);
+}
+
+/// `namespace a::b { … }` is a module `a::b`; an anonymous one holds its members directly.
+fn namespace(cx: &mut Cx, node: Node) {
+    let body = node.child_by_field_name("body");
+    match (cx.field_text(node, "name"), body) {
+        (Some(name), Some(b)) => {
+            let idx = cx.define(node, name, DefKind::Module, Some(b));
+            cx.within(idx, false, |cx| cx.children(b, visit));
+        }
+        (None, Some(b)) => cx.children(b, visit),
+        _ => {}
+    }
+}
+
+fn class(cx: &mut Cx, node: Node, kind: DefKind) {
+    let body = node.child_by_field_name("body");
+    let name = node
+        .child_by_field_name("name")
+        .map(|n| last_segment(cx, n));
+    match (name, body) {
+        (Some(name), Some(b)) => {
+            let idx = cx.define(node, name, kind, Some(b));
+            cx.within(idx, false, |cx| {
+                let mut cursor = node.walk();
+                let bases: Vec<Node> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() == "base_class_clause")
+                    .collect();
+                for c in bases {
+                    bases_of(cx, c);
+                }
+                cx.children(b, visit);
+            });
+        }
+        // `class Foo;` / `struct Foo *p`: a use of the type.
+        (Some(name), None) => {
+            if let Some(n) = node.child_by_field_name("name") {
+                cx.reference(RefKind::Type, name, None, n);
+            }
+        }
+        (None, Some(b)) => cx.children(b, visit),
+        (None, None) => {}
+    }
+}
+
+/// A base class clause is read with its class (see [`class`]); met elsewhere, its types.
+fn bases(cx: &mut Cx, node: Node) {
+    bases_of(cx, node)
+}
+
+fn bases_of(cx: &mut Cx, node: Node) {
+    let mut cursor = node.walk();
+    let types: Vec<Node> = node
+        .named_children(&mut cursor)
+        .filter(|c| {
+            matches!(
+                c.kind(),
+                "type_identifier" | "qualified_identifier" | "template_type"
+            )
+        })
+        .collect();
+    for t in types {
+        let name = last_segment(cx, t);
+        cx.reference(RefKind::Inherits, name, None, t);
+        if t.kind() == "template_type"
+            && let Some(args) = t.child_by_field_name("arguments")
+        {
+            cx.children(args, visit);
+        }
+    }
+}
+
+fn is_keyword(name: &str) -> bool {
+    matches!(
+        name,
+        "namespace" | "class" | "struct" | "union" | "enum" | "template" | "typename" | "using"
+    )
+}
+
+/// The last name of a possibly qualified or templated name: `Parser` for `ns::Parser<T>`.
+fn last_segment(cx: &Cx, node: Node) -> String {
+    match node.kind() {
+        "qualified_identifier" => node
+            .child_by_field_name("name")
+            .map_or_else(|| cx.text(node), |n| last_segment(cx, n)),
+        "template_type" | "template_function" => node
+            .child_by_field_name("name")
+            .map_or_else(|| cx.text(node), |n| cx.text(n)),
+        _ => cx.text(node),
+    }
+}
+
+/// The scope segments and the name a function declarator names: `(["Parser"], "parse")` for
+/// `Parser::parse`, `([], "~Parser")`, `([], "operator==")`.
+fn function_name(cx: &Cx, node: Node) -> Option<(Vec<String>, String)> {
+    let mut cur = node;
+    loop {
+        match cur.kind() {
+            "function_declarator" | "pointer_declarator" | "reference_declarator" => {
+                cur = cur.child_by_field_name("declarator")?
+            }
+            "qualified_identifier" => {
+                let mut scope = Vec::new();
+                let mut q = cur;
+                loop {
+                    if let Some(s) = q.child_by_field_name("scope") {
+                        scope.push(last_segment(cx, s));
+                    }
+                    match q.child_by_field_name("name") {
+                        Some(n) if n.kind() == "qualified_identifier" => q = n,
+                        Some(n) => return Some((scope, last_segment(cx, n))),
+                        None => return None,
+                    }
+                }
+            }
+            "identifier" | "field_identifier" | "destructor_name" | "operator_name" => {
+                return Some((Vec::new(), cx.text(cur)));
+            }
+            "template_function" => return Some((Vec::new(), last_segment(cx, cur))),
+            _ => return None,
+        }
+    }
+}
+
+fn function(cx: &mut Cx, node: Node) {
+    let Some((scope, name)) = node
+        .child_by_field_name("declarator")
+        .and_then(|d| function_name(cx, d))
+        // An unknown macro before `namespace x {` (fmt's `FMT_BEGIN_NAMESPACE`) makes
+        // tree-sitter read a "function" named by a keyword: read its body as code instead.
+        .filter(|(_, name)| !is_keyword(name))
+    else {
+        return cx.children(node, visit);
+    };
+    let body = node.child_by_field_name("body");
+    let owner = scope.last().cloned().or_else(|| {
+        cx.in_container()
+            .then(|| cx.scope_def().map(|d| d.name.clone()))
+            .flatten()
+    });
+    let kind = match &owner {
+        Some(o) if *o == name => DefKind::Constructor,
+        Some(_) => DefKind::Method,
+        None => DefKind::Function,
+    };
+    let idx = cx.define(node, name.clone(), kind, body);
+    if !scope.is_empty() {
+        // Out of line: `ns::Parser::parse`, found as `Parser`'s member (see `owner_type`).
+        let prefix = match cx.scope_def() {
+            Some(d) => format!("{}::", d.qualified_name),
+            None => String::new(),
+        };
+        cx.file.definitions[idx as usize].qualified_name =
+            format!("{prefix}{}::{name}", scope.join("::"));
+    }
+    cx.within(idx, true, |cx| {
+        if let Some(t) = node.child_by_field_name("type") {
+            visit(cx, t);
+        }
+        if let Some(d) = node.child_by_field_name("declarator") {
+            cx.children(d, visit);
+        }
+        let mut cursor = node.walk();
+        let inits: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "field_initializer_list")
+            .collect();
+        for i in inits {
+            cx.children(i, visit);
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+/// A member declaration: a method prototype (its types), a data member (its type bound for
+/// `this->member` receivers), or a `static constexpr` constant.
+fn field(cx: &mut Cx, node: Node) {
+    let declarator = node.child_by_field_name("declarator");
+    if let Some(d) = declarator
+        && !c_lang::declares_function(d)
+        && let Some(ty) = node.child_by_field_name("type")
+        && let Some(name) = declared_name(cx, d)
+    {
+        if cx.text(node).contains("constexpr")
+            && node.child_by_field_name("default_value").is_some()
+        {
+            let idx = cx.define(node, name, DefKind::Constant, None);
+            cx.within(idx, false, |cx| cx.children(node, visit));
+            return;
+        }
+        let ty_name = last_segment(cx, ty);
+        if ty.kind() != "primitive_type" {
+            cx.bind_member(name, ty_name);
+        }
+    }
+    cx.children(node, visit);
+}
+
+/// `using Handler = std::function<void()>;`
+fn alias(cx: &mut Cx, node: Node) {
+    let Some(name) = cx.field_text(node, "name") else {
+        return cx.children(node, visit);
+    };
+    let ty = node.child_by_field_name("type");
+    // `using json = nlohmann::json;` names another `json`, not itself.
+    let aliases_namesake = ty.is_some_and(|t| {
+        let mut cursor = t.walk();
+        let last = t
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "type_qualifier")
+            .last()
+            .unwrap_or(t);
+        last_segment(cx, last) == name || cx.text(t).ends_with(&format!("::{name}"))
+    });
+    let idx = cx.define(node, name, DefKind::TypeAlias, None);
+    cx.within(idx, false, |cx| {
+        if let Some(t) = ty.filter(|_| !aliases_namesake) {
+            visit(cx, t);
+        }
+    });
+}
+
+/// `new T(…)` and `T{…}` construct a `T`: a call of its constructor, found through the type.
+fn construct(cx: &mut Cx, ty: Node) {
+    let name = last_segment(cx, ty);
+    cx.reference(RefKind::Call, name, None, ty);
+    if ty.kind() == "template_type"
+        && let Some(args) = ty.child_by_field_name("arguments")
+    {
+        cx.children(args, visit);
+    }
+}
+
+fn call(cx: &mut Cx, node: Node) {
+    if let Some(f) = node.child_by_field_name("function") {
+        match f.kind() {
+            "identifier" => {
+                let name = cx.text(f);
+                cx.reference(RefKind::Call, name, None, f);
+            }
+            // `ns::f()`, `Parser::make()`: the scope's last name is the receiver.
+            "qualified_identifier" => {
+                // The innermost scope: `detail` in `json::detail::parse_as`.
+                let mut q = f;
+                while let Some(n) = q
+                    .child_by_field_name("name")
+                    .filter(|n| n.kind() == "qualified_identifier")
+                {
+                    q = n;
+                }
+                let scope = q.child_by_field_name("scope").map(|s| last_segment(cx, s));
+                let name = last_segment(cx, f);
+                cx.reference(RefKind::Call, name, scope, f);
+            }
+            "template_function" => {
+                let name = last_segment(cx, f);
+                cx.reference(RefKind::Call, name, None, f);
+                if let Some(args) = f.child_by_field_name("arguments") {
+                    cx.children(args, visit);
+                }
+            }
+            "field_expression" => {
+                if let Some(field) = f.child_by_field_name("field") {
+                    let name = last_segment(cx, field);
+                    let receiver = f
+                        .child_by_field_name("argument")
+                        .filter(|a| matches!(a.kind(), "identifier" | "field_expression" | "this"))
+                        .map(|a| cx.text(a));
+                    cx.reference(RefKind::Call, name, receiver, field);
+                }
+                if let Some(a) = f.child_by_field_name("argument") {
+                    visit(cx, a);
+                }
+            }
+            _ => visit(cx, f),
+        }
+    }
+    if let Some(args) = node.child_by_field_name("arguments") {
+        cx.children(args, visit);
+    }
+}

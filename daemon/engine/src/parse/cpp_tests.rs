@@ -1,0 +1,143 @@
+//! C++ parsing: definitions, qualified names, out-of-line members, includes, references.
+
+use super::parse_file;
+use super::tests::{find, has_ref, outline};
+use crate::model::{DefKind, Lang, RefKind};
+
+const PARSER_HPP: &str = r#"#pragma once
+#include <string>
+#include "json/value.h"
+
+namespace json::detail {
+
+/// Reads JSON text into values.
+class Parser : public Base, private Logger<Parser> {
+ public:
+  explicit Parser(std::string text);
+  ~Parser();
+  /// Parses one value.
+  Value parse();
+  bool done() const { return pos_ >= text_.size(); }
+  static constexpr int kMaxDepth = 512;
+
+ private:
+  std::string text_;
+  Lexer lexer_;
+  size_t pos_ = 0;
+};
+
+template <typename T>
+T parse_as(const std::string& text) {
+  Parser p(text);
+  return p.parse().as<T>();
+}
+
+using Handler = std::function<void(const Value&)>;
+
+enum class Kind { Null, Number };
+
+}  // namespace json::detail
+"#;
+
+const PARSER_CPP: &str = r#"#include "parser.hpp"
+
+namespace json::detail {
+
+Parser::Parser(std::string text) : text_(std::move(text)), lexer_(text_) {}
+
+Parser::~Parser() = default;
+
+Value Parser::parse() {
+  auto token = lexer_.next();
+  if (done()) {
+    throw ParseError("end of input");
+  }
+  auto* v = new Value(token);
+  return this->finish(*v);
+}
+
+}  // namespace json::detail
+
+int main() {
+  json::detail::Parser p("1");
+  return json::detail::parse_as<int>("2");
+}
+"#;
+
+#[test]
+fn cpp_namespaces_classes_members_templates_and_aliases() {
+    let f = parse_file("include/json/parser.hpp", Lang::Cpp, PARSER_HPP.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f).into_iter().map(|o| (o.0, o.1)).collect();
+    for expected in [
+        (DefKind::Module, "json::detail"),
+        (DefKind::Class, "json::detail::Parser"),
+        (DefKind::Method, "json::detail::Parser::done"),
+        (DefKind::Constant, "json::detail::Parser::kMaxDepth"),
+        (DefKind::Function, "json::detail::parse_as"),
+        (DefKind::TypeAlias, "json::detail::Handler"),
+        (DefKind::Enum, "json::detail::Kind"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    // Prototypes inside the class are not definitions: their bodies are, out of line.
+    assert!(
+        !names.iter().any(|n| n.1.ends_with("Parser::parse")),
+        "{names:?}"
+    );
+    assert_eq!(
+        find(&f, "json::detail::Parser").doc.as_deref(),
+        Some("Reads JSON text into values.")
+    );
+    assert!(has_ref(&f, RefKind::Inherits, None, "Base"));
+    assert!(has_ref(&f, RefKind::Inherits, None, "Logger"));
+    assert!(has_ref(&f, RefKind::Type, None, "Lexer"));
+    assert!(has_ref(&f, RefKind::Call, Some("p"), "parse"));
+    assert!(f.imports.iter().any(|i| i.module == "json/value.h"));
+    assert!(f.imports.iter().any(|i| i.module == "<string>"));
+}
+
+#[test]
+fn cpp_out_of_line_members_constructors_and_calls() {
+    let f = parse_file("src/parser.cpp", Lang::Cpp, PARSER_CPP.as_bytes());
+    let ctor = find(&f, "json::detail::Parser::Parser");
+    assert_eq!(ctor.kind, DefKind::Constructor);
+    let parse = find(&f, "json::detail::Parser::parse");
+    assert_eq!(parse.kind, DefKind::Method);
+    assert_eq!(parse.name, "parse");
+    assert_eq!(find(&f, "main").kind, DefKind::Function);
+    // Calls: a member through a field, an implicit-this call, a construction, a qualified
+    // call and a template function.
+    assert!(has_ref(&f, RefKind::Call, Some("lexer_"), "next"));
+    assert!(has_ref(&f, RefKind::Call, None, "done"));
+    assert!(has_ref(&f, RefKind::Call, None, "Value"));
+    assert!(has_ref(&f, RefKind::Call, Some("this"), "finish"));
+    assert!(has_ref(&f, RefKind::Call, Some("detail"), "parse_as"));
+    assert!(has_ref(&f, RefKind::Call, None, "ParseError"));
+}
+
+#[test]
+fn a_header_using_cpp_is_parsed_as_cpp_and_a_c_header_as_c() {
+    let cpp = parse_file("include/fmt/core.h", Lang::C, PARSER_HPP.as_bytes());
+    assert_eq!(cpp.lang, Lang::Cpp);
+    let c = parse_file(
+        "src/jv.h",
+        Lang::C,
+        b"#include <stdio.h>\ntypedef struct { int kind; } jv;\nint jv_kind(jv v);\n",
+    );
+    assert_eq!(c.lang, Lang::C);
+}
+
+#[test]
+fn broken_cpp_never_panics_and_keeps_what_parsed() {
+    let src = "namespace a {\nclass B {\n public:\n  void f() { g( }\n};\nvoid B::h() { f(); }\n";
+    let f = parse_file("src/broken.cc", Lang::Cpp, src.as_bytes());
+    assert!(!f.diagnostics.is_empty());
+    assert!(
+        f.definitions.iter().any(|d| d.name == "B"),
+        "{:#?}",
+        outline(&f)
+    );
+}
