@@ -274,6 +274,8 @@ fn is_generated_name(path: &str) -> bool {
         || file.ends_with(".bundle.js")
         || file.ends_with("_pb2.py")
         || file.ends_with(".pb.go")
+        || file.ends_with(".pb.cc")
+        || file.ends_with(".pb.h")
         || file.ends_with("_generated.go")
         || file.ends_with(".generated.ts")
         || file.ends_with(".g.cs")
@@ -308,6 +310,16 @@ pub fn classify_content(bytes: &[u8], lang: Lang) -> Option<SkipReason> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generated_names() {
+        for generated in ["api/user.pb.cc", "api/user.pb.h", "gen/x.pb.go", "Form.Designer.cs"] {
+            assert!(is_generated_name(generated), "{generated}");
+        }
+        for own in ["src/parser.cc", "include/pb.h", "src/user.cpp"] {
+            assert!(!is_generated_name(own), "{own}");
+        }
+    }
 
     #[test]
     fn binary_minified_generated_by_content() {
