@@ -793,6 +793,15 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Which of two markers comes first in the fusion-ranked answer to `question` (both
+    /// absent fails).
+    fn which_first(dir: &Path, question: &str, markers: [&str; 2]) -> usize {
+        let a = ask_with(dir, question, 4000, crate::rank::Ranker::Fusion);
+        let at = markers.map(|m| a.text.find(m).unwrap_or(usize::MAX));
+        assert!(at[0].min(at[1]) < usize::MAX, "{}", a.text);
+        usize::from(at[1] < at[0])
+    }
+
     #[test]
     fn help_text_ranks_below_the_code_unless_docs_are_asked_for() {
         let help: String = (0..12)
@@ -807,35 +816,17 @@ mod tests {
                 ),
             )],
         );
-        let first = |a: &Answer| {
-            let code = a.text.find("fn combine_patterns").unwrap_or(usize::MAX);
-            let text = a.text.find("const LONG").unwrap_or(usize::MAX);
-            assert!(code.min(text) < usize::MAX, "{}", a.text);
-            if code < text { "code" } else { "help" }
-        };
         // Fusion's demotion of prose is what this holds. The learned ranker has no such rule
         // and trusts body BM25 more: on this two-function file it puts the function holding
         // the help text first (the help text itself, a prose constant, still comes after the
         // code in both).
-        let fusion = crate::rank::Ranker::Fusion;
-        assert_eq!(
-            first(&ask_with(
-                &dir,
-                "how are multiple patterns combined",
-                4000,
-                fusion
-            )),
-            "code"
-        );
-        assert_eq!(
-            first(&ask_with(
-                &dir,
-                "where are multiple patterns combined in the docs",
-                4000,
-                fusion
-            )),
-            "help"
-        );
+        let code_then = ["fn combine_patterns", "const LONG"];
+        for (question, first) in [
+            ("how are multiple patterns combined", 0),
+            ("where are multiple patterns combined in the docs", 1),
+        ] {
+            assert_eq!(which_first(&dir, question, code_then), first, "{question}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -856,34 +847,16 @@ mod tests {
                 ),
             ],
         );
-        let first = |a: &Answer| {
-            let code = a.text.find("### src/spinner.rs").unwrap_or(usize::MAX);
-            let example = a
-                .text
-                .find("### examples/spinner_tick.rs")
-                .unwrap_or(usize::MAX);
-            assert!(code.min(example) < usize::MAX, "{}", a.text);
-            if code < example { "code" } else { "example" }
-        };
-        let fusion = crate::rank::Ranker::Fusion;
-        assert_eq!(
-            first(&ask_with(
-                &dir,
-                "how does the spinner tick through its frames",
-                4000,
-                fusion
-            )),
-            "code"
-        );
-        assert_eq!(
-            first(&ask_with(
-                &dir,
+        let code_then = ["### src/spinner.rs", "### examples/spinner_tick.rs"];
+        for (question, first) in [
+            ("how does the spinner tick through its frames", 0),
+            (
                 "is there an example of the spinner tick through its frames",
-                4000,
-                fusion
-            )),
-            "example"
-        );
+                1,
+            ),
+        ] {
+            assert_eq!(which_first(&dir, question, code_then), first, "{question}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

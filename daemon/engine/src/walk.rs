@@ -313,7 +313,12 @@ mod tests {
 
     #[test]
     fn generated_names() {
-        for generated in ["api/user.pb.cc", "api/user.pb.h", "gen/x.pb.go", "Form.Designer.cs"] {
+        for generated in [
+            "api/user.pb.cc",
+            "api/user.pb.h",
+            "gen/x.pb.go",
+            "Form.Designer.cs",
+        ] {
             assert!(is_generated_name(generated), "{generated}");
         }
         for own in ["src/parser.cc", "include/pb.h", "src/user.cpp"] {

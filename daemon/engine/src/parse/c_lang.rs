@@ -203,7 +203,8 @@ pub(super) fn bind_declared(cx: &mut Cx, node: Node) {
     }
 }
 
-fn call(cx: &mut Cx, node: Node, visit: Visit) {
+/// `f(x)`, `s->f(x)`, `s.f(x)` (and C++'s `this->f(x)`, `v.template get<T>()`).
+pub(super) fn call(cx: &mut Cx, node: Node, visit: Visit) {
     if let Some(f) = node.child_by_field_name("function") {
         match f.kind() {
             "identifier" => {
@@ -212,10 +213,11 @@ fn call(cx: &mut Cx, node: Node, visit: Visit) {
             }
             "field_expression" => {
                 if let Some(field) = f.child_by_field_name("field") {
-                    let name = cx.text(field);
+                    let text = cx.text(field);
+                    let name = text.split('<').next().unwrap_or(&text).trim().to_string();
                     let receiver = f
                         .child_by_field_name("argument")
-                        .filter(|a| matches!(a.kind(), "identifier" | "field_expression"))
+                        .filter(|a| matches!(a.kind(), "identifier" | "field_expression" | "this"))
                         .map(|a| cx.text(a));
                     cx.reference(RefKind::Call, name, receiver, field);
                 }

@@ -316,48 +316,31 @@ fn construct(cx: &mut Cx, ty: Node) {
     }
 }
 
+/// C's calls, and `ns::f()`, `Parser::make()` (the innermost scope is the receiver) and
+/// `f<T>()`.
 fn call(cx: &mut Cx, node: Node) {
-    if let Some(f) = node.child_by_field_name("function") {
-        match f.kind() {
-            "identifier" => {
-                let name = cx.text(f);
-                cx.reference(RefKind::Call, name, None, f);
-            }
-            // `ns::f()`, `Parser::make()`: the scope's last name is the receiver.
-            "qualified_identifier" => {
-                // The innermost scope: `detail` in `json::detail::parse_as`.
-                let mut q = f;
-                while let Some(n) = q
-                    .child_by_field_name("name")
-                    .filter(|n| n.kind() == "qualified_identifier")
-                {
-                    q = n;
-                }
-                let scope = q.child_by_field_name("scope").map(|s| last_segment(cx, s));
-                let name = last_segment(cx, f);
-                cx.reference(RefKind::Call, name, scope, f);
-            }
-            "template_function" => {
-                let name = last_segment(cx, f);
-                cx.reference(RefKind::Call, name, None, f);
-                if let Some(args) = f.child_by_field_name("arguments") {
-                    cx.children(args, visit);
-                }
-            }
-            "field_expression" => {
-                if let Some(field) = f.child_by_field_name("field") {
-                    let name = last_segment(cx, field);
-                    let receiver = f
-                        .child_by_field_name("argument")
-                        .filter(|a| matches!(a.kind(), "identifier" | "field_expression" | "this"))
-                        .map(|a| cx.text(a));
-                    cx.reference(RefKind::Call, name, receiver, field);
-                }
-                if let Some(a) = f.child_by_field_name("argument") {
-                    visit(cx, a);
-                }
-            }
-            _ => visit(cx, f),
+    let Some(f) = node
+        .child_by_field_name("function")
+        .filter(|f| matches!(f.kind(), "qualified_identifier" | "template_function"))
+    else {
+        return c_lang::call(cx, node, visit);
+    };
+    let name = last_segment(cx, f);
+    if f.kind() == "qualified_identifier" {
+        // The innermost scope: `detail` in `json::detail::parse_as`.
+        let mut q = f;
+        while let Some(n) = q
+            .child_by_field_name("name")
+            .filter(|n| n.kind() == "qualified_identifier")
+        {
+            q = n;
+        }
+        let scope = q.child_by_field_name("scope").map(|s| last_segment(cx, s));
+        cx.reference(RefKind::Call, name, scope, f);
+    } else {
+        cx.reference(RefKind::Call, name, None, f);
+        if let Some(args) = f.child_by_field_name("arguments") {
+            cx.children(args, visit);
         }
     }
     if let Some(args) = node.child_by_field_name("arguments") {
