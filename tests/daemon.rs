@@ -77,8 +77,22 @@ fn query_index_status_expand_through_an_autospawned_daemon() {
     assert_eq!(repos.len(), 1);
     assert!(repos[0]["nodes"].as_u64().unwrap() >= 6, "{status}");
     assert_eq!(repos[0]["state"], "ready");
+    // Where memory goes, per structure, summing to the repository's total.
+    let parts = repos[0]["memory"].as_array().expect("memory parts");
+    let named = |name: &str| {
+        parts
+            .iter()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p["bytes"].as_u64())
+            .unwrap_or_else(|| panic!("no {name} in {status}"))
+    };
+    assert!(named("sources") > 0 && named("parsed files") > 0 && named("lexical index") > 0);
+    assert_eq!(named("vectors"), 0, "semantic is off here: {status}");
+    let sum: u64 = parts.iter().filter_map(|p| p["bytes"].as_u64()).sum();
+    assert_eq!(repos[0]["memory_bytes"].as_u64(), Some(sum), "{status}");
     let text = ok(&env.fittok(&["status"]));
     assert!(text.contains("fittokd ") && text.contains(path), "{text}");
+    assert!(text.contains("memory (MB): sources"), "{text}");
 
     let expanded = ok(&env.fittok(&["expand", "--repo", path, "billing/tax.py#vat_for"]));
     assert!(expanded.contains("RATES.get(country"), "{expanded}");

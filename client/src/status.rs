@@ -105,6 +105,14 @@ pub fn text(s: &StatusReply) -> String {
             r.pending_files,
             r.vectors_embedded
         ));
+        if !r.memory.is_empty() {
+            let parts: Vec<String> = r
+                .memory
+                .iter()
+                .map(|p| format!("{} {:.1}", p.name, mb(p.bytes)))
+                .collect();
+            out.push_str(&format!("  memory (MB): {}\n", parts.join(" · ")));
+        }
         if !r.semantic_note.is_empty() {
             out.push_str(&format!("  {}\n", r.semantic_note));
         }

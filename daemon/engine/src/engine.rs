@@ -433,13 +433,21 @@ impl Engine {
     }
 
     /// Estimated bytes held in memory: sources, graph, indexes, vectors.
-    pub fn memory_bytes(&self) -> usize {
-        let sources: usize = self.sources.iter().map(|s| s.len()).sum();
-        let g = &self.repo.graph;
+    /// Where this repository's memory goes, per structure (see [`crate::memory`]).
+    pub fn memory_use(&self) -> Vec<crate::memory::MemoryPart> {
         let vectors = self.semantic.as_ref().map_or(0, |s| s.index.memory_bytes());
-        // Graph, definitions and postings scale with nodes and edges; the constants are the
-        // measured order of magnitude, not exact sizes.
-        sources * 3 + g.nodes.len() * 600 + g.edges.len() * 24 + vectors
+        crate::memory::parts(
+            &self.repo.graph,
+            &self.sources,
+            &self.index,
+            &self.lines,
+            vectors,
+        )
+    }
+
+    /// The bytes this repository holds: the sum of [`Engine::memory_use`].
+    pub fn memory_bytes(&self) -> usize {
+        self.memory_use().iter().map(|p| p.bytes).sum()
     }
 
     /// Whether the semantic signal would be used for this question (short once the

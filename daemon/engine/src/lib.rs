@@ -17,6 +17,7 @@ pub mod fit;
 pub mod index;
 pub mod lines;
 pub mod link;
+pub mod memory;
 pub mod model;
 pub mod pack;
 pub mod parse;

@@ -8,6 +8,17 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// Heap bytes of the line starts computed so far (files are indexed on first use).
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<std::sync::OnceLock<Vec<usize>>>()
+            + self
+                .slots
+                .iter()
+                .filter_map(|s| s.get())
+                .map(|v| v.capacity() * std::mem::size_of::<usize>())
+                .sum::<usize>()
+    }
+
     pub fn new(files: usize) -> LineIndex {
         LineIndex {
             slots: (0..files).map(|_| std::sync::OnceLock::new()).collect(),

@@ -294,6 +294,18 @@ impl Fittok for FittokService {
                 let engine = r.snapshot();
                 let g = engine.as_ref().map(|e| &e.repo.graph);
                 let live = r.live_status();
+                let memory: Vec<MemoryPart> = engine
+                    .as_ref()
+                    .map(|e| {
+                        e.memory_use()
+                            .into_iter()
+                            .map(|p| MemoryPart {
+                                name: p.name.to_string(),
+                                bytes: p.bytes as u64,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 RepoStatus {
                     path: r.root.display().to_string(),
                     state: if live.deleted {
@@ -317,7 +329,8 @@ impl Fittok for FittokService {
                     freshness: r.freshness(),
                     indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
                     last_used_ms: r.last_used_ms.load(Ordering::Relaxed),
-                    memory_bytes: engine.as_ref().map_or(0, |e| e.memory_bytes() as u64),
+                    memory_bytes: memory.iter().map(|p| p.bytes).sum(),
+                    memory,
                     semantic_note: engine
                         .as_ref()
                         .and_then(|e| e.semantic_note())

@@ -74,6 +74,20 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
+    /// Heap bytes: terms (with their strings and a table slot each), postings, idf, norms.
+    pub fn heap_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(String, u32)>() + 1;
+        self.terms.keys().map(|t| t.len()).sum::<usize>()
+            + self.terms.capacity() * slot
+            + self.postings.capacity() * std::mem::size_of::<Vec<(u32, u32)>>()
+            + self
+                .postings
+                .iter()
+                .map(|p| p.capacity() * std::mem::size_of::<(u32, u32)>())
+                .sum::<usize>()
+            + (self.idf.capacity() + self.norm.capacity()) * 4
+    }
+
     pub fn idf(&self, term: &str) -> Option<f32> {
         self.terms.get(term).map(|&t| self.idf[t as usize])
     }

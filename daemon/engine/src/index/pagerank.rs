@@ -14,6 +14,13 @@ pub struct Transitions {
 }
 
 impl Transitions {
+    /// Heap bytes of the walk's arrays.
+    pub fn heap_bytes(&self) -> usize {
+        (self.in_start.capacity() + self.sources.capacity() + self.share.capacity()) * 4
+    }
+}
+
+impl Transitions {
     pub fn new(n: usize, edges: &[(u32, u32)]) -> Transitions {
         let mut out_degree = vec![0u32; n];
         let mut in_degree = vec![0u32; n + 1];

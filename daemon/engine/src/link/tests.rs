@@ -1,21 +1,7 @@
 //! Cross-file resolution tests, one small repository per language.
 
-use std::sync::Arc;
-
-use super::{EdgeKind, Graph, link};
-use crate::model::Lang;
-use crate::parse::parse_file;
-
-fn graph(files: &[(&str, &str)]) -> Graph {
-    let parsed = files
-        .iter()
-        .map(|(path, src)| {
-            let lang = Lang::from_path(path).expect("known language");
-            Arc::new(parse_file(path, lang, src.as_bytes()))
-        })
-        .collect();
-    link(parsed)
-}
+use super::{EdgeKind, Graph};
+use crate::testing::graph_of as graph;
 
 fn label(g: &Graph, n: u32) -> String {
     format!("{}#{}", g.file_of(n).path, g.def(n).qualified_name)
