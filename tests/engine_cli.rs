@@ -403,6 +403,33 @@ fn kotlin_question_gets_the_right_function_first() {
     );
 }
 
+/// Scala: the right method first, across packages, with a companion object beside it.
+#[test]
+fn scala_question_gets_the_right_method_first() {
+    let repo = TempRepo::new("scala");
+    repo.write(
+        "src/main/scala/shop/checkout/Checkout.scala",
+        "package shop.checkout\n\nimport shop.pricing.Discounts\n\n/** Turns a cart into an order. */\nclass Checkout(discounts: Discounts) {\n  def placeOrder(cart: Cart): Order = {\n    val total = cart.subtotal - discounts.discountFor(cart)\n    Order(total)\n  }\n}\n",
+    )
+    .write(
+        "src/main/scala/shop/pricing/Discounts.scala",
+        "package shop.pricing\n\n/** Decides how much a cart is discounted. */\nclass Discounts {\n  /** The discount for a cart: ten percent above 100, loyalty members five percent more. */\n  def discountFor(cart: Cart): Double = {\n    var discount = if (cart.subtotal > 100) cart.subtotal * 0.10 else 0.0\n    if (cart.customer.loyaltyMember) {\n      discount += cart.subtotal * 0.05\n    }\n    discount\n  }\n}\n\nobject Discounts {\n  val Default = new Discounts()\n}\n",
+    )
+    .write(
+        "src/test/scala/shop/pricing/DiscountsSpec.scala",
+        "package shop.pricing\n\nclass DiscountsSpec {\n  def loyaltyMembersGetMore(): Unit = {\n    Discounts.Default.discountFor(Cart())\n  }\n}\n",
+    );
+    assert_right_first(
+        &repo,
+        "src/main/scala/shop/pricing/Discounts.scala",
+        "def discountFor(cart: Cart): Double",
+        "scala",
+        "scala",
+        3,
+        2,
+    );
+}
+
 /// C++: the right member first, defined out of line from its class's header.
 #[test]
 fn cpp_question_gets_the_right_member_first() {

@@ -21,11 +21,12 @@ pub enum Lang {
     C,
     Cpp,
     Kotlin,
+    Scala,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 13] = [
+    pub const ALL: [Lang; 14] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -38,6 +39,7 @@ impl Lang {
         Lang::C,
         Lang::Cpp,
         Lang::Kotlin,
+        Lang::Scala,
         Lang::Markdown,
     ];
 
@@ -63,6 +65,7 @@ impl Lang {
                 Lang::Cpp
             }
             "kt" | "kts" => Lang::Kotlin,
+            "scala" | "sc" => Lang::Scala,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -82,6 +85,7 @@ impl Lang {
             Lang::C => "c",
             Lang::Cpp => "cpp",
             Lang::Kotlin => "kotlin",
+            Lang::Scala => "scala",
             Lang::Markdown => "markdown",
         }
     }
@@ -89,7 +93,7 @@ impl Lang {
     /// Languages where code lives in classes only (Java, C#): an unqualified call inside a
     /// class is one of its methods (implicit `this`), and an import names one type.
     pub fn has_classes_only(self) -> bool {
-        matches!(self, Lang::Java | Lang::CSharp | Lang::Kotlin)
+        matches!(self, Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala)
     }
 
     /// Languages where an unqualified call inside a class is one of its methods (implicit
@@ -97,7 +101,7 @@ impl Lang {
     pub fn implicit_self_calls(self) -> bool {
         matches!(
             self,
-            Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin | Lang::Cpp
+            Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin | Lang::Scala | Lang::Cpp
         )
     }
 
@@ -106,8 +110,8 @@ impl Lang {
         match self {
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => 1,
             Lang::Python => 2,
-            // Kotlin and Java call each other, through the same packages.
-            Lang::Java | Lang::Kotlin => 3,
+            // Kotlin, Scala and Java call each other, through the same packages.
+            Lang::Java | Lang::Kotlin | Lang::Scala => 3,
             Lang::Go => 4,
             Lang::Rust => 5,
             Lang::Markdown => 6,
@@ -313,6 +317,8 @@ pub fn is_test_path(path: &str) -> bool {
         || (file.ends_with(".cs") && (stem.ends_with("Tests") || stem.ends_with("Test")))
         || (file.ends_with(".rb") && (stem.ends_with("_spec") || stem.ends_with("_test")))
         || (file.ends_with(".kt") && (stem.ends_with("Test") || stem.ends_with("Tests")))
+        || (file.ends_with(".scala")
+            && (stem.ends_with("Test") || stem.ends_with("Spec") || stem.ends_with("Suite")))
         // gtest / Catch2: `parser_test.cc`, `test_parser.cpp`, `parser-test.cpp`.
         || (Lang::from_path(file) == Some(Lang::Cpp)
             && (stem.ends_with("_test")

@@ -20,6 +20,7 @@ enum L {
     Cs,
     Rb,
     Kt,
+    Scala,
     Cpp,
 }
 
@@ -45,6 +46,7 @@ impl FileModel {
             L::Cs => format!("cs/{}.cs", self.stem),
             L::Rb => format!("rb/{}.rb", self.stem),
             L::Kt => format!("kt/{}.kt", self.stem),
+            L::Scala => format!("scala/{}.scala", self.stem),
             L::Cpp => format!("cpp/{}.cpp", self.stem),
         }
     }
@@ -210,6 +212,17 @@ impl Model {
                 }
                 s.push_str("}\n");
             }
+            L::Scala => {
+                // One package: top-level functions (Scala 3) see each other across files.
+                s.push_str("package prop\n");
+                for g in &f.funcs {
+                    s.push_str(&format!("\ndef {}(): Int = {{\n", g.name));
+                    for c in &g.calls {
+                        s.push_str(&format!("  {c}()\n"));
+                    }
+                    s.push_str("  1\n}\n");
+                }
+            }
             L::Kt => {
                 // One package: top-level functions see each other across files.
                 s.push_str("package prop\n");
@@ -309,14 +322,33 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [L::Py, L::Ts, L::Go, L::Rs, L::Cs, L::Rb, L::Kt, L::Cpp] {
+    for lang in [
+        L::Py,
+        L::Ts,
+        L::Go,
+        L::Rs,
+        L::Cs,
+        L::Rb,
+        L::Kt,
+        L::Scala,
+        L::Cpp,
+    ] {
+        // `a` starts with a call into `lib`: every language resolves across files from the
+        // first build on.
+        let mut lib_first = None;
         for stem in ["lib", "a", "b"] {
-            let funcs = (0..2)
-                .map(|_| Func {
+            let funcs: Vec<Func> = (0..2)
+                .map(|i| Func {
                     name: model.fresh_name(lang),
-                    calls: Vec::new(),
+                    calls: match (stem, i, &lib_first) {
+                        ("a", 0, Some(target)) => vec![String::clone(target)],
+                        _ => Vec::new(),
+                    },
                 })
                 .collect();
+            if stem == "lib" {
+                lib_first = funcs.first().map(|f| f.name.clone());
+            }
             model.files.push(FileModel {
                 lang,
                 stem: stem.into(),
@@ -330,6 +362,21 @@ fn run(seed: u64, steps: usize) {
     }
     let config = std::sync::Arc::new(crate::Config::default());
     let mut engine = Engine::open_in(&root, config.clone(), None, None).unwrap();
+    // Every language resolves across files from the first build on, so the updates below
+    // change real edges.
+    let g = &engine.repo.graph;
+    for dir in [
+        "py/", "ts/", "go/", "rs/", "cs/", "rb/", "kt/", "scala/", "cpp/",
+    ] {
+        assert!(
+            g.edges
+                .iter()
+                .any(|e| e.kind == crate::link::EdgeKind::Calls
+                    && g.file_of(e.from).path.starts_with(dir)
+                    && g.file_of(e.to).path.starts_with(dir)),
+            "seed {seed}: no call resolved in {dir}"
+        );
+    }
     for step in 0..steps {
         let fi = rng.below(model.files.len());
         let lang = model.files[fi].lang;

@@ -346,7 +346,7 @@ pub(super) fn is_common_method(lang: Lang, name: &str) -> bool {
         Lang::Rust => RUST,
         Lang::Python => PYTHON,
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => JS,
-        Lang::Java | Lang::Kotlin => JAVA,
+        Lang::Java | Lang::Kotlin | Lang::Scala => JAVA,
         Lang::Go => GO,
         Lang::CSharp => CSHARP,
         Lang::Ruby => RUBY,

@@ -110,7 +110,7 @@ impl ModuleIndex {
                         ix.js.entry(dir.to_string()).or_default().push(i);
                     }
                 }
-                Lang::Java | Lang::CSharp | Lang::Kotlin => {
+                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
                     if let Some(pkg) = &f.package {
                         ix.packages
                             .entry((f.lang.family(), pkg.clone()))
@@ -168,7 +168,9 @@ impl ModuleIndex {
         match from.lang {
             Lang::Python => self.python_module(&from.path, module),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => self.js_module(&from.path, module),
-            Lang::Java | Lang::CSharp | Lang::Kotlin => self.package(from.lang, module),
+            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
+                self.package(from.lang, module)
+            }
             Lang::Go => self.go_package(module),
             Lang::Rust => self.rust_path(&from.path, module),
             Lang::Ruby => self.ruby_feature(&from.path, module),

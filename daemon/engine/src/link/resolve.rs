@@ -97,7 +97,7 @@ impl<'a> FileScope<'a> {
             wildcard_files: Vec::new(),
             package_files: match f.lang {
                 Lang::Go => modules.go_same_package(&f.path),
-                Lang::Java | Lang::CSharp | Lang::Kotlin => {
+                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
                     modules.same_package(f.lang, f.package.as_deref())
                 }
                 _ => Vec::new(),
@@ -493,6 +493,17 @@ impl<'a> FileScope<'a> {
             let m = self.members_of(ty, name);
             if !m.is_empty() {
                 return m;
+            }
+            // A type known by an imported alias (`import a.{Log => L}`, `using L = A.Log;`).
+            if let Some(b) = self.bindings.get(ty.as_str()) {
+                let m: Vec<u32> = b
+                    .defs
+                    .iter()
+                    .flat_map(|&d| self.members_of_node(d, name))
+                    .collect();
+                if !m.is_empty() {
+                    return m;
+                }
             }
         }
         if SELF_WORDS.contains(&recv) {

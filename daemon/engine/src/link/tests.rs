@@ -581,3 +581,68 @@ fn cpp_members_defined_out_of_line_are_their_class_members() {
         "{imports:?}"
     );
 }
+
+#[test]
+fn scala_resolves_through_packages_companions_and_java() {
+    let g = graph(&[
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala",
+            "package kafka\npackage server\n\nimport kafka.log.{UnifiedLog => UL}\nimport org.apache.kafka.common.Records\n\nclass ReplicaManager(config: KafkaConfig) extends Logging {\n  def append(log: UL): Unit = {\n    log.appendAsLeader(Records.empty())\n    val cleaner = new Cleaner(config)\n    cleaner.clean()\n    ReplicaManager.create()\n    purge()\n  }\n  private def purge(): Unit = {}\n}\n\nobject ReplicaManager {\n  def create(): ReplicaManager = new ReplicaManager(null)\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala",
+            "package kafka.server\n\nclass Cleaner(config: KafkaConfig) {\n  def clean(): Unit = {}\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/server/KafkaConfig.scala",
+            "package kafka.server\n\nclass KafkaConfig\n",
+        ),
+        (
+            "core/src/main/scala/kafka/utils/Logging.scala",
+            "package kafka.server\n\ntrait Logging {\n  def info(msg: String): Unit = {}\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/log/UnifiedLog.scala",
+            "package kafka.log\n\nclass UnifiedLog {\n  def appendAsLeader(r: Any): Unit = {}\n}\n",
+        ),
+        (
+            "clients/src/main/java/org/apache/kafka/common/Records.java",
+            "package org.apache.kafka.common;\npublic class Records { public static Records empty() { return null; } }\n",
+        ),
+    ]);
+    let append = "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.append";
+    for (to, why) in [
+        (
+            "core/src/main/scala/kafka/log/UnifiedLog.scala#UnifiedLog.appendAsLeader",
+            "a parameter typed by a renamed import",
+        ),
+        (
+            "clients/src/main/java/org/apache/kafka/common/Records.java#Records.empty",
+            "a Java class imported into Scala",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala#Cleaner.clean",
+            "a local val constructed with new, same package",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala#Cleaner",
+            "new constructs the class",
+        ),
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.create",
+            "the companion object's member",
+        ),
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.purge",
+            "implicit this",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, append, to), "{why}: {to}");
+    }
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager",
+        "core/src/main/scala/kafka/utils/Logging.scala#Logging"
+    ));
+}

@@ -20,6 +20,7 @@ mod python;
 mod regions;
 mod ruby;
 mod rust_lang;
+mod scala;
 
 use tree_sitter::{Node, Parser};
 
@@ -44,6 +45,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::C => tree_sitter_c::LANGUAGE.into(),
         Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+        Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -158,6 +160,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::C => c_lang::visit(&mut cx, root),
         Lang::Cpp => cpp::visit(&mut cx, root),
         Lang::Kotlin => kotlin::visit(&mut cx, root),
+        Lang::Scala => scala::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
@@ -605,6 +608,8 @@ pub fn unquote(s: &str) -> String {
 
 #[cfg(test)]
 mod cpp_tests;
+#[cfg(test)]
+mod scala_tests;
 #[cfg(test)]
 mod tests;
 
