@@ -430,6 +430,33 @@ fn scala_question_gets_the_right_method_first() {
     );
 }
 
+/// PHP: the right method first, reached through a namespace `use`.
+#[test]
+fn php_question_gets_the_right_method_first() {
+    let repo = TempRepo::new("php");
+    repo.write(
+        "src/Checkout/Checkout.php",
+        "<?php\n\nnamespace Shop\\Checkout;\n\nuse Shop\\Pricing\\Discounts;\n\n/** Turns a cart into an order. */\nfinal class Checkout\n{\n    public function __construct(private Discounts $discounts) {}\n\n    public function placeOrder(Cart $cart): Order\n    {\n        $total = $cart->subtotal - $this->discounts->discountFor($cart);\n        return new Order($total);\n    }\n}\n",
+    )
+    .write(
+        "src/Pricing/Discounts.php",
+        "<?php\n\nnamespace Shop\\Pricing;\n\n/** Decides how much a cart is discounted. */\nclass Discounts\n{\n    /** The discount for a cart: ten percent above 100, loyalty members five percent more. */\n    public function discountFor(Cart $cart): float\n    {\n        $discount = $cart->subtotal > 100 ? $cart->subtotal * 0.10 : 0.0;\n        if ($cart->customer->loyaltyMember) {\n            $discount += $cart->subtotal * 0.05;\n        }\n        return $discount;\n    }\n}\n",
+    )
+    .write(
+        "tests/Pricing/DiscountsTest.php",
+        "<?php\n\nnamespace Shop\\Tests\\Pricing;\n\nuse Shop\\Pricing\\Discounts;\n\nclass DiscountsTest\n{\n    public function testLoyaltyMembersGetMore(): void\n    {\n        (new Discounts())->discountFor(new Cart());\n    }\n}\n",
+    );
+    assert_right_first(
+        &repo,
+        "src/Pricing/Discounts.php",
+        "public function discountFor(Cart $cart): float",
+        "php",
+        "php",
+        3,
+        2,
+    );
+}
+
 /// C++: the right member first, defined out of line from its class's header.
 #[test]
 fn cpp_question_gets_the_right_member_first() {

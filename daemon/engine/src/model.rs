@@ -22,11 +22,12 @@ pub enum Lang {
     Cpp,
     Kotlin,
     Scala,
+    Php,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 14] = [
+    pub const ALL: [Lang; 15] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -40,6 +41,7 @@ impl Lang {
         Lang::Cpp,
         Lang::Kotlin,
         Lang::Scala,
+        Lang::Php,
         Lang::Markdown,
     ];
 
@@ -66,6 +68,7 @@ impl Lang {
             }
             "kt" | "kts" => Lang::Kotlin,
             "scala" | "sc" => Lang::Scala,
+            "php" => Lang::Php,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -86,14 +89,18 @@ impl Lang {
             Lang::Cpp => "cpp",
             Lang::Kotlin => "kotlin",
             Lang::Scala => "scala",
+            Lang::Php => "php",
             Lang::Markdown => "markdown",
         }
     }
 
-    /// Languages where code lives in classes only (Java, C#): an unqualified call inside a
-    /// class is one of its methods (implicit `this`), and an import names one type.
+    /// Languages whose imports name one type (or function) of a package (Java, C#, PHP): an
+    /// import is not a re-export, and a file depends on the imported type's file only.
     pub fn has_classes_only(self) -> bool {
-        matches!(self, Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala)
+        matches!(
+            self,
+            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php
+        )
     }
 
     /// Languages where an unqualified call inside a class is one of its methods (implicit
@@ -119,6 +126,7 @@ impl Lang {
             Lang::Ruby => 8,
             // C++ includes C headers and calls C functions.
             Lang::C | Lang::Cpp => 9,
+            Lang::Php => 10,
         }
     }
 }
@@ -319,6 +327,7 @@ pub fn is_test_path(path: &str) -> bool {
         || (file.ends_with(".kt") && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || (file.ends_with(".scala")
             && (stem.ends_with("Test") || stem.ends_with("Spec") || stem.ends_with("Suite")))
+        || (file.ends_with(".php") && (stem.ends_with("Test") || stem.ends_with("TestCase")))
         // gtest / Catch2: `parser_test.cc`, `test_parser.cpp`, `parser-test.cpp`.
         || (Lang::from_path(file) == Some(Lang::Cpp)
             && (stem.ends_with("_test")

@@ -21,6 +21,7 @@ enum L {
     Rb,
     Kt,
     Scala,
+    Php,
     Cpp,
 }
 
@@ -47,6 +48,7 @@ impl FileModel {
             L::Rb => format!("rb/{}.rb", self.stem),
             L::Kt => format!("kt/{}.kt", self.stem),
             L::Scala => format!("scala/{}.scala", self.stem),
+            L::Php => format!("php/{}.php", self.stem),
             L::Cpp => format!("cpp/{}.cpp", self.stem),
         }
     }
@@ -212,6 +214,17 @@ impl Model {
                 }
                 s.push_str("}\n");
             }
+            L::Php => {
+                // One namespace: functions see each other across files.
+                s.push_str("<?php\nnamespace Prop;\n");
+                for g in &f.funcs {
+                    s.push_str(&format!("\nfunction {}(): int\n{{\n", g.name));
+                    for c in &g.calls {
+                        s.push_str(&format!("    {c}();\n"));
+                    }
+                    s.push_str("    return 1;\n}\n");
+                }
+            }
             L::Scala => {
                 // One package: top-level functions (Scala 3) see each other across files.
                 s.push_str("package prop\n");
@@ -331,6 +344,7 @@ fn run(seed: u64, steps: usize) {
         L::Rb,
         L::Kt,
         L::Scala,
+        L::Php,
         L::Cpp,
     ] {
         // `a` starts with a call into `lib`: every language resolves across files from the
@@ -366,7 +380,7 @@ fn run(seed: u64, steps: usize) {
     // change real edges.
     let g = &engine.repo.graph;
     for dir in [
-        "py/", "ts/", "go/", "rs/", "cs/", "rb/", "kt/", "scala/", "cpp/",
+        "py/", "ts/", "go/", "rs/", "cs/", "rb/", "kt/", "scala/", "php/", "cpp/",
     ] {
         assert!(
             g.edges

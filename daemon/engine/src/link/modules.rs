@@ -110,7 +110,7 @@ impl ModuleIndex {
                         ix.js.entry(dir.to_string()).or_default().push(i);
                     }
                 }
-                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
+                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
                     if let Some(pkg) = &f.package {
                         ix.packages
                             .entry((f.lang.family(), pkg.clone()))
@@ -168,7 +168,7 @@ impl ModuleIndex {
         match from.lang {
             Lang::Python => self.python_module(&from.path, module),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => self.js_module(&from.path, module),
-            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
+            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
                 self.package(from.lang, module)
             }
             Lang::Go => self.go_package(module),

@@ -50,8 +50,18 @@ impl Symbols {
                 if !matches!(r.kind, RefKind::Inherits | RefKind::Implements) {
                     continue;
                 }
-                let Some(scope) = r.scope else { continue };
+                let Some(mut scope) = r.scope else { continue };
+                // A base named in a type's body (PHP's `use SomeTrait;`) lies in a region of
+                // the type: the type is the owner.
+                while f.definitions[scope as usize].kind == DefKind::Region
+                    && let Some(parent) = f.definitions[scope as usize].parent
+                {
+                    scope = parent;
+                }
                 let owner = &f.definitions[scope as usize];
+                if owner.kind == DefKind::Region {
+                    continue;
+                }
                 let owner_name = match owner.kind {
                     DefKind::Impl => crate::parse::impl_self_type(&owner.name).to_string(),
                     _ => owner.name.clone(),
@@ -97,7 +107,7 @@ impl<'a> FileScope<'a> {
             wildcard_files: Vec::new(),
             package_files: match f.lang {
                 Lang::Go => modules.go_same_package(&f.path),
-                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala => {
+                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
                     modules.same_package(f.lang, f.package.as_deref())
                 }
                 _ => Vec::new(),

@@ -646,3 +646,69 @@ fn scala_resolves_through_packages_companions_and_java() {
         "core/src/main/scala/kafka/utils/Logging.scala#Logging"
     ));
 }
+
+#[test]
+fn php_resolves_through_namespaces_use_traits_and_parents() {
+    let g = graph(&[
+        (
+            "src/Installer/LibraryInstaller.php",
+            "<?php\nnamespace App\\Installer;\n\nuse App\\IO\\ConsoleIO as IO;\nuse App\\Util\\Filesystem;\nuse function App\\Util\\normalize;\n\nclass LibraryInstaller extends BaseInstaller\n{\n    use LoggerTrait;\n\n    public function __construct(private IO $io) {}\n\n    public function install(Filesystem $fs): void\n    {\n        $this->io->write('x');\n        $fs->remove('dir');\n        $this->log('done');\n        parent::prepare();\n        Filesystem::isAbsolute('x');\n        normalize('p');\n        $this->finish();\n    }\n\n    private function finish(): void {}\n}\n",
+        ),
+        (
+            "src/Installer/BaseInstaller.php",
+            "<?php\nnamespace App\\Installer;\n\nabstract class BaseInstaller\n{\n    protected function prepare(): void {}\n}\n",
+        ),
+        (
+            "src/Installer/LoggerTrait.php",
+            "<?php\nnamespace App\\Installer;\n\ntrait LoggerTrait\n{\n    public function log(string $m): void {}\n}\n",
+        ),
+        (
+            "src/IO/ConsoleIO.php",
+            "<?php\nnamespace App\\IO;\n\nclass ConsoleIO\n{\n    public function write(string $m): void {}\n}\n",
+        ),
+        (
+            "src/Util/Filesystem.php",
+            "<?php\nnamespace App\\Util;\n\nclass Filesystem\n{\n    public function remove(string $p): void {}\n    public static function isAbsolute(string $p): bool { return true; }\n}\n",
+        ),
+        (
+            "src/Util/functions.php",
+            "<?php\nnamespace App\\Util;\n\nfunction normalize(string $p): string { return $p; }\n",
+        ),
+    ]);
+    let install = "src/Installer/LibraryInstaller.php#LibraryInstaller::install";
+    for (to, why) in [
+        (
+            "src/IO/ConsoleIO.php#ConsoleIO::write",
+            "a promoted property typed by an aliased use",
+        ),
+        (
+            "src/Util/Filesystem.php#Filesystem::remove",
+            "a typed parameter",
+        ),
+        (
+            "src/Installer/LoggerTrait.php#LoggerTrait::log",
+            "a used trait",
+        ),
+        (
+            "src/Installer/BaseInstaller.php#BaseInstaller::prepare",
+            "parent::",
+        ),
+        (
+            "src/Util/Filesystem.php#Filesystem::isAbsolute",
+            "a static call",
+        ),
+        ("src/Util/functions.php#normalize", "use function"),
+        (
+            "src/Installer/LibraryInstaller.php#LibraryInstaller::finish",
+            "$this->",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, install, to), "{why}: {to}");
+    }
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "src/Installer/LibraryInstaller.php#LibraryInstaller",
+        "src/Installer/BaseInstaller.php#BaseInstaller"
+    ));
+}

@@ -16,6 +16,7 @@ mod java;
 mod js;
 mod kotlin;
 mod markdown;
+mod php;
 mod python;
 mod regions;
 mod ruby;
@@ -46,6 +47,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
         Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
+        Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -161,6 +163,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Cpp => cpp::visit(&mut cx, root),
         Lang::Kotlin => kotlin::visit(&mut cx, root),
         Lang::Scala => scala::visit(&mut cx, root),
+        Lang::Php => php::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
@@ -310,7 +313,7 @@ impl<'f, 's> Cx<'f, 's> {
 
     fn qualify(&self, name: &str, kind: DefKind) -> String {
         let sep = match self.lang() {
-            Lang::Rust | Lang::Cpp => "::",
+            Lang::Rust | Lang::Cpp | Lang::Php => "::",
             // Ruby: `Mod::Class#instance_method`, `Mod::Class.class_method`.
             Lang::Ruby => match kind {
                 DefKind::Method => "#",
@@ -608,6 +611,8 @@ pub fn unquote(s: &str) -> String {
 
 #[cfg(test)]
 mod cpp_tests;
+#[cfg(test)]
+mod php_tests;
 #[cfg(test)]
 mod scala_tests;
 #[cfg(test)]

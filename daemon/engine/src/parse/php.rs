@@ -1,0 +1,364 @@
+//! PHP: classes, interfaces, traits, enums, methods (`__construct` is the constructor),
+//! functions, class and namespace constants; the namespace (`namespace A\B;` or bracketed) is
+//! the file's package and `use A\B\C;`, `use A\B\{C, D as E};`, `use function A\f;` import
+//! from it — spelled with dots inside, as Java's packages are, so the package-based resolution
+//! is shared. PSR-4 requires a class's declared namespace to match its path, so the declared
+//! namespaces are the mapping `composer.json` would give. Calls: `f()`, `$x->m()`,
+//! `$this->a->m()`, `A::m()`, `self::`/`static::`/`parent::`, `new A()`; `extends`,
+//! `implements` and a class's `use Trait;`; type uses. Parameter types, typed properties and
+//! `$x = new A()` bind receiver types.
+
+use tree_sitter::Node;
+
+use super::Cx;
+use crate::model::{DefKind, Import, RefKind};
+
+pub(super) fn visit(cx: &mut Cx, node: Node) {
+    match node.kind() {
+        "namespace_definition" => namespace(cx, node),
+        "namespace_use_declaration" => use_declaration(cx, node),
+        "class_declaration" => type_decl(cx, node, DefKind::Class),
+        "interface_declaration" => type_decl(cx, node, DefKind::Interface),
+        "trait_declaration" => type_decl(cx, node, DefKind::Trait),
+        "enum_declaration" => type_decl(cx, node, DefKind::Enum),
+        "method_declaration" | "function_definition" => function(cx, node),
+        "const_element" => {
+            let Some(name) = child_of_kind(node, "name").map(|n| cx.text(n)) else {
+                return cx.children(node, visit);
+            };
+            let idx = cx.define(node, name, DefKind::Constant, None);
+            cx.within(idx, false, |cx| cx.children(node, visit));
+        }
+        // `use SomeTrait;` inside a class: its methods are the class's.
+        "use_declaration" => {
+            let mut cursor = node.walk();
+            let names: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| matches!(c.kind(), "name" | "qualified_name"))
+                .collect();
+            for n in names {
+                let name = last_segment(&cx.text(n));
+                cx.reference(RefKind::Inherits, name, None, n);
+            }
+        }
+        "property_declaration" => property(cx, node),
+        "simple_parameter" | "property_promotion_parameter" => {
+            parameter(cx, node);
+            cx.children(node, visit);
+        }
+        "assignment_expression" => {
+            assignment(cx, node);
+            cx.children(node, visit);
+        }
+        "function_call_expression" => {
+            if let Some(f) = node.child_by_field_name("function") {
+                match f.kind() {
+                    "name" | "qualified_name" => {
+                        let name = last_segment(&cx.text(f));
+                        cx.reference(RefKind::Call, name, None, f);
+                    }
+                    _ => visit(cx, f),
+                }
+            }
+            if let Some(args) = node.child_by_field_name("arguments") {
+                cx.children(args, visit);
+            }
+        }
+        "member_call_expression" | "nullsafe_member_call_expression" => {
+            let object = node.child_by_field_name("object");
+            if let (Some(object), Some(name)) = (object, node.child_by_field_name("name")) {
+                let receiver = receiver_text(cx, object);
+                if name.kind() == "name" {
+                    let n = cx.text(name);
+                    cx.reference(RefKind::Call, n, Some(receiver), name);
+                }
+                visit(cx, object);
+            }
+            if let Some(args) = node.child_by_field_name("arguments") {
+                cx.children(args, visit);
+            }
+        }
+        "scoped_call_expression" => {
+            let scope = node.child_by_field_name("scope");
+            if let (Some(scope), Some(name)) = (scope, node.child_by_field_name("name"))
+                && name.kind() == "name"
+            {
+                let receiver = match cx.text(scope).as_str() {
+                    "self" | "static" => "self".to_string(),
+                    "parent" => "super".to_string(),
+                    other => last_segment(other),
+                };
+                let n = cx.text(name);
+                cx.reference(RefKind::Call, n, Some(receiver), name);
+            }
+            if let Some(args) = node.child_by_field_name("arguments") {
+                cx.children(args, visit);
+            }
+        }
+        "object_creation_expression" => {
+            let mut cursor = node.walk();
+            let ty = node
+                .named_children(&mut cursor)
+                .find(|c| matches!(c.kind(), "name" | "qualified_name"));
+            if let Some(ty) = ty {
+                let name = last_segment(&cx.text(ty));
+                cx.reference(RefKind::Call, name, None, ty);
+            }
+            let mut cursor = node.walk();
+            let rest: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| !matches!(c.kind(), "name" | "qualified_name"))
+                .collect();
+            for r in rest {
+                visit(cx, r);
+            }
+        }
+        // `Foo::class`, `Foo::CONSTANT`.
+        "class_constant_access_expression" => {
+            if let Some(first) = node.named_child(0)
+                && matches!(first.kind(), "name" | "qualified_name")
+            {
+                let name = last_segment(&cx.text(first));
+                if !matches!(name.as_str(), "self" | "static" | "parent") {
+                    cx.reference(RefKind::Type, name, None, first);
+                }
+            }
+        }
+        "named_type" => {
+            if let Some(n) = node.named_child(0) {
+                let name = last_segment(&cx.text(n));
+                cx.reference(RefKind::Type, name, None, n);
+            }
+        }
+        _ => cx.children(node, visit),
+    }
+}
+
+fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).find(|c| c.kind() == kind)
+}
+
+/// `\A\B\C` → `C`.
+fn last_segment(name: &str) -> String {
+    name.rsplit('\\').next().unwrap_or(name).to_string()
+}
+
+/// `A\B\C` (or `\A\B\C`) → `A.B.C`: namespaces are packages, spelled as Java's are.
+fn dotted(name: &str) -> String {
+    name.trim_start_matches('\\').replace('\\', ".")
+}
+
+/// `$this->a->b` → `this.a.b`; `$x` → `x`; anything else (a call's result) is unknown.
+fn receiver_text(cx: &Cx, node: Node) -> String {
+    match node.kind() {
+        "variable_name" => cx.text(node).trim_start_matches('$').to_string(),
+        "member_access_expression" | "nullsafe_member_access_expression" => {
+            let object = node.child_by_field_name("object");
+            let name = node.child_by_field_name("name");
+            match (object, name) {
+                (Some(o), Some(n)) if n.kind() == "name" => {
+                    let o = receiver_text(cx, o);
+                    if o.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{o}.{}", cx.text(n))
+                    }
+                }
+                _ => String::new(),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// `namespace A\B;` names the file's package from here on; `namespace A\B { … }` scopes it to
+/// its body (the last one wins for the file, as one namespace per file is the rule).
+fn namespace(cx: &mut Cx, node: Node) {
+    if let Some(name) = node.child_by_field_name("name") {
+        cx.file.package = Some(dotted(&cx.text(name)));
+    }
+    if let Some(body) = node.child_by_field_name("body") {
+        cx.children(body, visit);
+    }
+}
+
+/// `use A\B\C;`, `use A\B\C as D;`, `use A\B\{C, D as E};`, `use function A\f;`.
+fn use_declaration(cx: &mut Cx, node: Node) {
+    let line = node.start_position().row as u32 + 1;
+    let prefix = child_of_kind(node, "namespace_name").map(|p| dotted(&cx.text(p)));
+    let clauses: Vec<Node> = match node.child_by_field_name("body") {
+        Some(group) => {
+            let mut cursor = group.walk();
+            group
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() == "namespace_use_clause")
+                .collect()
+        }
+        None => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .filter(|c| c.kind() == "namespace_use_clause")
+                .collect()
+        }
+    };
+    for clause in clauses {
+        let mut cursor = clause.walk();
+        let path = clause
+            .named_children(&mut cursor)
+            .find(|c| matches!(c.kind(), "qualified_name" | "name"))
+            .map(|p| dotted(&cx.text(p)));
+        let Some(path) = path else { continue };
+        let module = match &prefix {
+            Some(p) => format!("{p}.{path}"),
+            None => path,
+        };
+        let name = module.rsplit('.').next().unwrap_or(&module).to_string();
+        let alias = clause
+            .child_by_field_name("alias")
+            .map(|a| cx.text(a))
+            .unwrap_or_else(|| name.clone());
+        cx.import(Import {
+            module,
+            names: vec![(name, alias)],
+            module_alias: None,
+            wildcard: false,
+            line,
+        });
+    }
+}
+
+fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
+    let Some(name) = cx.field_text(node, "name") else {
+        return cx.children(node, visit);
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    cx.within(idx, true, |cx| {
+        let mut cursor = node.walk();
+        let parts: Vec<Node> = node.named_children(&mut cursor).collect();
+        for p in parts {
+            match p.kind() {
+                // An interface's `extends` lists interfaces it inherits.
+                "base_clause" => supertypes(cx, p, RefKind::Inherits),
+                "class_interface_clause" => supertypes(cx, p, RefKind::Implements),
+                "declaration_list" | "enum_declaration_list" => cx.children(p, visit),
+                _ => {}
+            }
+        }
+    });
+}
+
+fn supertypes(cx: &mut Cx, node: Node, rel: RefKind) {
+    let mut cursor = node.walk();
+    let names: Vec<Node> = node
+        .named_children(&mut cursor)
+        .filter(|c| matches!(c.kind(), "name" | "qualified_name"))
+        .collect();
+    for n in names {
+        let name = last_segment(&cx.text(n));
+        cx.reference(rel, name, None, n);
+    }
+}
+
+fn function(cx: &mut Cx, node: Node) {
+    let Some(name) = cx.field_text(node, "name") else {
+        return cx.children(node, visit);
+    };
+    let (name, kind) = if node.kind() == "function_definition" {
+        (name, DefKind::Function)
+    } else if name.eq_ignore_ascii_case("__construct") {
+        let owner = cx.scope_def().map(|d| d.name.clone()).unwrap_or(name);
+        (owner, DefKind::Constructor)
+    } else {
+        (name, DefKind::Method)
+    };
+    let body = node.child_by_field_name("body");
+    let idx = cx.define(node, name, kind, body);
+    cx.within(idx, true, |cx| {
+        let mut cursor = node.walk();
+        let parts: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| Some(*c) != body && c.kind() != "name")
+            .collect();
+        for p in parts {
+            visit(cx, p);
+        }
+        if let Some(body) = body {
+            cx.children(body, visit);
+        }
+    });
+}
+
+/// The class named by a type (`Foo`, `?Foo`, `\A\Foo`); none for unions and builtins.
+fn type_name(cx: &Cx, ty: Node) -> Option<String> {
+    match ty.kind() {
+        "named_type" => ty.named_child(0).map(|n| last_segment(&cx.text(n))),
+        "optional_type" => ty.named_child(0).and_then(|t| type_name(cx, t)),
+        _ => None,
+    }
+}
+
+/// `private Store $store;` binds `this.store`.
+fn property(cx: &mut Cx, node: Node) {
+    if let Some(ty) = node
+        .child_by_field_name("type")
+        .and_then(|t| type_name(cx, t))
+    {
+        let mut cursor = node.walk();
+        let names: Vec<String> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "property_element")
+            .filter_map(|e| e.child_by_field_name("name"))
+            .map(|n| cx.text(n).trim_start_matches('$').to_string())
+            .collect();
+        for n in names {
+            cx.bind(format!("this.{n}"), ty.clone());
+        }
+    }
+    cx.children(node, visit);
+}
+
+/// `Store $store` binds `store`; a promoted constructor parameter (`private Store $store`)
+/// also binds `this.store` where the class's methods see it.
+fn parameter(cx: &mut Cx, node: Node) {
+    let ty = node
+        .child_by_field_name("type")
+        .and_then(|t| type_name(cx, t));
+    let name = node
+        .child_by_field_name("name")
+        .map(|n| cx.text(n).trim_start_matches('$').to_string());
+    if let (Some(ty), Some(name)) = (ty, name) {
+        if node.kind() == "property_promotion_parameter" {
+            cx.bind_member(format!("this.{name}"), ty.clone());
+        }
+        cx.bind(name, ty);
+    }
+}
+
+/// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class.
+fn assignment(cx: &mut Cx, node: Node) {
+    let (Some(left), Some(right)) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    if right.kind() != "object_creation_expression" {
+        return;
+    }
+    let mut cursor = right.walk();
+    let Some(ty) = right
+        .named_children(&mut cursor)
+        .find(|c| matches!(c.kind(), "name" | "qualified_name"))
+        .map(|t| last_segment(&cx.text(t)))
+    else {
+        return;
+    };
+    let var = receiver_text(cx, left);
+    if var.starts_with("this.") {
+        cx.bind_member(var, ty);
+    } else if !var.is_empty() {
+        cx.bind(var, ty);
+    }
+}
