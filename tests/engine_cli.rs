@@ -457,6 +457,33 @@ fn php_question_gets_the_right_method_first() {
     );
 }
 
+/// Swift: the right method first, in another target reached by `import`.
+#[test]
+fn swift_question_gets_the_right_method_first() {
+    let repo = TempRepo::new("swift");
+    repo.write(
+        "Sources/Checkout/Checkout.swift",
+        "import Pricing\n\n/// Turns a cart into an order.\nstruct Checkout {\n    let discounts: Discounts\n\n    func placeOrder(cart: Cart) -> Order {\n        let total = cart.subtotal - discounts.discountFor(cart: cart)\n        return Order(total: total)\n    }\n}\n",
+    )
+    .write(
+        "Sources/Pricing/Discounts.swift",
+        "/// Decides how much a cart is discounted.\npublic struct Discounts {\n    /// The discount for a cart: ten percent above 100, loyalty members five percent more.\n    public func discountFor(cart: Cart) -> Double {\n        var discount = cart.subtotal > 100 ? cart.subtotal * 0.10 : 0\n        if cart.customer.loyaltyMember {\n            discount += cart.subtotal * 0.05\n        }\n        return discount\n    }\n}\n",
+    )
+    .write(
+        "Tests/PricingTests/DiscountsTests.swift",
+        "import XCTest\n@testable import Pricing\n\nfinal class DiscountsTests: XCTestCase {\n    func testLoyaltyMembersGetMore() {\n        _ = Discounts().discountFor(cart: Cart())\n    }\n}\n",
+    );
+    assert_right_first(
+        &repo,
+        "Sources/Pricing/Discounts.swift",
+        "public func discountFor(cart: Cart) -> Double",
+        "swift",
+        "swift",
+        3,
+        2,
+    );
+}
+
 /// C++: the right member first, defined out of line from its class's header.
 #[test]
 fn cpp_question_gets_the_right_member_first() {

@@ -23,11 +23,12 @@ pub enum Lang {
     Kotlin,
     Scala,
     Php,
+    Swift,
     Markdown,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 15] = [
+    pub const ALL: [Lang; 16] = [
         Lang::Python,
         Lang::JavaScript,
         Lang::TypeScript,
@@ -42,6 +43,7 @@ impl Lang {
         Lang::Kotlin,
         Lang::Scala,
         Lang::Php,
+        Lang::Swift,
         Lang::Markdown,
     ];
 
@@ -69,6 +71,7 @@ impl Lang {
             "kt" | "kts" => Lang::Kotlin,
             "scala" | "sc" => Lang::Scala,
             "php" => Lang::Php,
+            "swift" => Lang::Swift,
             "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
@@ -90,16 +93,18 @@ impl Lang {
             Lang::Kotlin => "kotlin",
             Lang::Scala => "scala",
             Lang::Php => "php",
+            Lang::Swift => "swift",
             Lang::Markdown => "markdown",
         }
     }
 
-    /// Languages whose imports name one type (or function) of a package (Java, C#, PHP): an
-    /// import is not a re-export, and a file depends on the imported type's file only.
+    /// Languages whose imports name one type (or function) of a package (Java, C#, PHP) or a
+    /// whole module (Swift): an import is not a re-export, and a file depends on the imported
+    /// type's file only.
     pub fn has_classes_only(self) -> bool {
         matches!(
             self,
-            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php
+            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php | Lang::Swift
         )
     }
 
@@ -108,7 +113,13 @@ impl Lang {
     pub fn implicit_self_calls(self) -> bool {
         matches!(
             self,
-            Lang::Java | Lang::CSharp | Lang::Ruby | Lang::Kotlin | Lang::Scala | Lang::Cpp
+            Lang::Java
+                | Lang::CSharp
+                | Lang::Ruby
+                | Lang::Kotlin
+                | Lang::Scala
+                | Lang::Swift
+                | Lang::Cpp
         )
     }
 
@@ -127,6 +138,7 @@ impl Lang {
             // C++ includes C headers and calls C functions.
             Lang::C | Lang::Cpp => 9,
             Lang::Php => 10,
+            Lang::Swift => 11,
         }
     }
 }
@@ -315,6 +327,9 @@ pub struct ParsedFile {
     pub lossy: bool,
     /// A test file by its path (Go `_test.go`, Python `test_*.py`, JS `*.test.*`, `src/test`…).
     pub is_test_file: bool,
+    /// The modules a package manifest declares (Swift `Package.swift`): (module name, its
+    /// directory relative to the repository root).
+    pub targets: Vec<(String, String)>,
 }
 
 /// Whether a path names a test file or lives in a test tree, by the conventions of each language.
@@ -328,6 +343,7 @@ pub fn is_test_path(path: &str) -> bool {
         || (file.ends_with(".scala")
             && (stem.ends_with("Test") || stem.ends_with("Spec") || stem.ends_with("Suite")))
         || (file.ends_with(".php") && (stem.ends_with("Test") || stem.ends_with("TestCase")))
+        || (file.ends_with(".swift") && (stem.ends_with("Tests") || stem.ends_with("Test")))
         // gtest / Catch2: `parser_test.cc`, `test_parser.cpp`, `parser-test.cpp`.
         || (Lang::from_path(file) == Some(Lang::Cpp)
             && (stem.ends_with("_test")

@@ -22,6 +22,7 @@ enum L {
     Kt,
     Scala,
     Php,
+    Swift,
     Cpp,
 }
 
@@ -49,6 +50,7 @@ impl FileModel {
             L::Kt => format!("kt/{}.kt", self.stem),
             L::Scala => format!("scala/{}.scala", self.stem),
             L::Php => format!("php/{}.php", self.stem),
+            L::Swift => format!("Sources/Prop/{}.swift", self.stem),
             L::Cpp => format!("cpp/{}.cpp", self.stem),
         }
     }
@@ -214,6 +216,16 @@ impl Model {
                 }
                 s.push_str("}\n");
             }
+            L::Swift => {
+                // One module (a target directory): functions see each other without imports.
+                for g in &f.funcs {
+                    s.push_str(&format!("\nfunc {}() -> Int {{\n", g.name));
+                    for c in &g.calls {
+                        s.push_str(&format!("    _ = {c}()\n"));
+                    }
+                    s.push_str("    return 1\n}\n");
+                }
+            }
             L::Php => {
                 // One namespace: functions see each other across files.
                 s.push_str("<?php\nnamespace Prop;\n");
@@ -345,6 +357,7 @@ fn run(seed: u64, steps: usize) {
         L::Kt,
         L::Scala,
         L::Php,
+        L::Swift,
         L::Cpp,
     ] {
         // `a` starts with a call into `lib`: every language resolves across files from the
@@ -380,7 +393,17 @@ fn run(seed: u64, steps: usize) {
     // change real edges.
     let g = &engine.repo.graph;
     for dir in [
-        "py/", "ts/", "go/", "rs/", "cs/", "rb/", "kt/", "scala/", "php/", "cpp/",
+        "py/",
+        "ts/",
+        "go/",
+        "rs/",
+        "cs/",
+        "rb/",
+        "kt/",
+        "scala/",
+        "php/",
+        "Sources/Prop/",
+        "cpp/",
     ] {
         assert!(
             g.edges

@@ -33,6 +33,11 @@ const SKIPPED_DIRS: &[&str] = &[
     ".gradle",
     ".idea",
     "site-packages",
+    // Swift: CocoaPods and Carthage checkouts, SwiftPM and Xcode build output.
+    "Pods",
+    "Carthage",
+    ".build",
+    "DerivedData",
 ];
 
 /// Whether a directory of this name is never walked (vendored, generated, VCS metadata).

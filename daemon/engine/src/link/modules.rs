@@ -31,6 +31,9 @@ pub struct ModuleIndex {
     ruby_lib: HashMap<String, Vec<u32>>,
     /// Package name of the Go files at the repository root, if any.
     go_root_package: Option<String>,
+    /// Swift files whose module a package manifest names (its target's directory holds
+    /// them), overriding the module their path suggests.
+    swift_modules: HashMap<u32, String>,
 }
 
 pub fn dir_of(path: &str) -> &str {
@@ -67,6 +70,40 @@ pub fn rust_module(path: &str, roots: &[String]) -> (String, String) {
     (root, segs.join("::"))
 }
 
+/// Swift files inside a directory a `Package.swift` declares as a target's: that target is
+/// their module (the deepest declared directory wins).
+fn swift_manifest_modules(files: &[std::sync::Arc<ParsedFile>]) -> HashMap<u32, String> {
+    let mut targets: Vec<(&str, &str)> = files
+        .iter()
+        .flat_map(|f| {
+            f.targets
+                .iter()
+                .map(|(name, dir)| (name.as_str(), dir.as_str()))
+        })
+        .collect();
+    // Deepest first; among equals, by name so the choice does not depend on file order.
+    targets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.cmp(b)));
+    let mut out = HashMap::new();
+    if targets.is_empty() {
+        return out;
+    }
+    for (i, f) in files.iter().enumerate() {
+        if f.lang != Lang::Swift {
+            continue;
+        }
+        let found = targets.iter().find(|(_, dir)| {
+            dir.is_empty()
+                || f.path.len() > dir.len()
+                    && f.path.starts_with(dir)
+                    && f.path.as_bytes()[dir.len()] == b'/'
+        });
+        if let Some((name, _)) = found {
+            out.insert(i as u32, name.to_string());
+        }
+    }
+    out
+}
+
 /// Directories that are Rust crate roots: they hold `lib.rs` or `main.rs`.
 fn rust_roots(files: &[std::sync::Arc<ParsedFile>]) -> Vec<String> {
     let mut roots: Vec<String> = files
@@ -89,6 +126,7 @@ impl ModuleIndex {
             rust_roots: rust_roots(files),
             ..ModuleIndex::default()
         };
+        ix.swift_modules = swift_manifest_modules(files);
         for (i, f) in files.iter().enumerate() {
             let i = i as u32;
             match f.lang {
@@ -110,10 +148,15 @@ impl ModuleIndex {
                         ix.js.entry(dir.to_string()).or_default().push(i);
                     }
                 }
-                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
-                    if let Some(pkg) = &f.package {
+                Lang::Java
+                | Lang::CSharp
+                | Lang::Kotlin
+                | Lang::Scala
+                | Lang::Php
+                | Lang::Swift => {
+                    if let Some(pkg) = ix.package_of(i, f) {
                         ix.packages
-                            .entry((f.lang.family(), pkg.clone()))
+                            .entry((f.lang.family(), pkg.to_string()))
                             .or_default()
                             .push(i);
                     }
@@ -168,7 +211,7 @@ impl ModuleIndex {
         match from.lang {
             Lang::Python => self.python_module(&from.path, module),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => self.js_module(&from.path, module),
-            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
+            Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php | Lang::Swift => {
                 self.package(from.lang, module)
             }
             Lang::Go => self.go_package(module),
@@ -299,6 +342,14 @@ impl ModuleIndex {
         }
         // `./x.js` written with its extension (or `.js` pointing at a `.ts` source).
         self.js.get(strip_ext(&joined)).cloned().unwrap_or_default()
+    }
+
+    /// The package (Java, C#, PHP namespace; Swift module) file `i` belongs to.
+    pub fn package_of<'f>(&'f self, i: u32, f: &'f ParsedFile) -> Option<&'f str> {
+        self.swift_modules
+            .get(&i)
+            .map(String::as_str)
+            .or(f.package.as_deref())
     }
 
     fn packages_named(&self, lang: Lang, name: &str) -> Option<&Vec<u32>> {

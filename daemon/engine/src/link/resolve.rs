@@ -107,9 +107,12 @@ impl<'a> FileScope<'a> {
             wildcard_files: Vec::new(),
             package_files: match f.lang {
                 Lang::Go => modules.go_same_package(&f.path),
-                Lang::Java | Lang::CSharp | Lang::Kotlin | Lang::Scala | Lang::Php => {
-                    modules.same_package(f.lang, f.package.as_deref())
-                }
+                Lang::Java
+                | Lang::CSharp
+                | Lang::Kotlin
+                | Lang::Scala
+                | Lang::Php
+                | Lang::Swift => modules.same_package(f.lang, modules.package_of(file, f)),
                 _ => Vec::new(),
             },
             import_files: Vec::new(),

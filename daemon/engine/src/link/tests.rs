@@ -712,3 +712,109 @@ fn php_resolves_through_namespaces_use_traits_and_parents() {
         "src/Installer/BaseInstaller.php#BaseInstaller"
     ));
 }
+
+#[test]
+fn swift_resolves_within_a_module_across_imports_and_extensions() {
+    let g = graph(&[
+        (
+            "Sources/Networking/Session.swift",
+            "import Foundation\n\nopen class Session {\n    let adapter: RequestAdapter\n\n    init(adapter: RequestAdapter) {\n        self.adapter = adapter\n    }\n\n    func request(_ url: String) -> DataRequest {\n        let request = DataRequest(url: url)\n        adapter.adapt(request)\n        validate(request)\n        self.trace()\n        return request\n    }\n}\n",
+        ),
+        (
+            "Sources/Networking/Session+Tracing.swift",
+            "extension Session: Loggable {\n    func trace() {}\n}\n",
+        ),
+        (
+            "Sources/Networking/Request.swift",
+            "public protocol RequestAdapter {\n    func adapt(_ request: DataRequest)\n}\n\npublic final class DataRequest {\n    init(url: String) {}\n}\n\nfunc validate(_ request: DataRequest) {}\n",
+        ),
+        (
+            "Sources/Networking/Loggable.swift",
+            "public protocol Loggable {}\n",
+        ),
+        (
+            "Sources/App/main.swift",
+            "import Networking\n\nfunc run() {\n    let session = Session(adapter: Default())\n    session.request(\"x\")\n    validate(DataRequest(url: \"y\"))\n}\n",
+        ),
+    ]);
+    let request = "Sources/Networking/Session.swift#Session.request";
+    for (to, why) in [
+        (
+            "Sources/Networking/Request.swift#RequestAdapter.adapt",
+            "a property typed by a protocol, implicit self",
+        ),
+        (
+            "Sources/Networking/Request.swift#validate",
+            "same module, no import",
+        ),
+        (
+            "Sources/Networking/Request.swift#DataRequest",
+            "construction",
+        ),
+        (
+            "Sources/Networking/Session+Tracing.swift#Session.trace",
+            "a method from an extension in another file",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, request, to), "{why}: {to}");
+    }
+    let run = "Sources/App/main.swift#run";
+    for (to, why) in [
+        (
+            "Sources/Networking/Session.swift#Session.request",
+            "a local's type, imported module",
+        ),
+        (
+            "Sources/Networking/Request.swift#validate",
+            "an imported module's function",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, run, to), "{why}: {to}");
+    }
+}
+
+#[test]
+fn swift_modules_follow_the_package_manifest() {
+    let g = graph(&[
+        (
+            "Package.swift",
+            "import PackageDescription\nlet package = Package(name: \"Net\", targets: [.target(name: \"Net\", path: \"Source\"), .testTarget(name: \"NetTests\", path: \"Tests\")])\n",
+        ),
+        (
+            "Source/Core/Session.swift",
+            "open class Session {\n    func request() { validate() }\n}\n",
+        ),
+        ("Source/Features/Validation.swift", "func validate() {}\n"),
+        (
+            "Tests/SessionTests.swift",
+            "@testable import Net\n\nfinal class SessionTests {\n    func testRequest() { Session().request(); validate() }\n}\n",
+        ),
+    ]);
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "Source/Core/Session.swift#Session.request",
+            "Source/Features/Validation.swift#validate"
+        ),
+        "one module across the target's subdirectories"
+    );
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "Tests/SessionTests.swift#SessionTests.testRequest",
+            "Source/Features/Validation.swift#validate"
+        ),
+        "`import Net` names the target the manifest declares"
+    );
+    let file = |p: &str| g.files.iter().position(|f| f.path == p).unwrap() as u32;
+    assert!(
+        g.imports.contains(&(
+            file("Tests/SessionTests.swift"),
+            file("Source/Features/Validation.swift")
+        )),
+        "the import reaches every file of the target: {:?}",
+        g.imports
+    );
+}

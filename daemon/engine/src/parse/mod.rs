@@ -22,6 +22,7 @@ mod regions;
 mod ruby;
 mod rust_lang;
 mod scala;
+mod swift;
 
 use tree_sitter::{Node, Parser};
 
@@ -48,6 +49,7 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
         Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
         Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
         Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        Lang::Swift => tree_sitter_swift::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
         Lang::Markdown => return None,
@@ -119,6 +121,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         diagnostics: Vec::new(),
         lossy,
         is_test_file: is_test_path(path),
+        targets: Vec::new(),
     };
     if lossy {
         file.diagnostics.push(Diagnostic {
@@ -164,6 +167,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Kotlin => kotlin::visit(&mut cx, root),
         Lang::Scala => scala::visit(&mut cx, root),
         Lang::Php => php::visit(&mut cx, root),
+        Lang::Swift => swift::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
@@ -615,6 +619,8 @@ mod cpp_tests;
 mod php_tests;
 #[cfg(test)]
 mod scala_tests;
+#[cfg(test)]
+mod swift_tests;
 #[cfg(test)]
 mod tests;
 
