@@ -53,6 +53,16 @@ fn may_be_source(rel: &str) -> bool {
     Lang::from_path(rel).is_some()
 }
 
+/// A file without an extension whose `#!` line names a language (`bin/tool`).
+fn is_script(path: &std::path::Path, rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    !name.contains('.')
+        && !rel
+            .split('/')
+            .any(|p| p.starts_with('.') || fittok_engine::walk::is_skipped_dir(p))
+        && fittok_engine::walk::script_language(path).is_some()
+}
+
 /// Whether a change to this path changes which files a walk returns.
 fn changes_rules(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -100,7 +110,7 @@ fn dispatch(roots: &Mutex<Vec<PathBuf>>, sink: &Sink, result: DebounceEventResul
                     if rel.is_empty() {
                         // The root itself moved or went away.
                         batches[i].1.rescan = true;
-                    } else if may_be_source(&rel) {
+                    } else if may_be_source(&rel) || is_script(path, &rel) {
                         batches[i].1.paths.push(rel);
                     } else if changes_rules(&rel)
                         || ev.need_rescan()

@@ -47,8 +47,16 @@ impl Lang {
         Lang::Markdown,
     ];
 
-    /// The language of a path, by extension. `.d.ts` declaration files are not source.
+    /// The language of a path, by extension (or, for Ruby's build files, by name). `.d.ts`
+    /// declaration files are not source.
     pub fn from_path(path: &str) -> Option<Lang> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if matches!(
+            name,
+            "Rakefile" | "Gemfile" | "Guardfile" | "Vagrantfile" | "Podfile" | "Fastfile"
+        ) {
+            return Some(Lang::Ruby);
+        }
         let lower = path.to_ascii_lowercase();
         if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".d.cts") {
             return None;
@@ -73,6 +81,31 @@ impl Lang {
             "php" => Lang::Php,
             "swift" => Lang::Swift,
             "md" | "markdown" => Lang::Markdown,
+            _ => return None,
+        })
+    }
+
+    /// The language a script's `#!` line names (`#!/usr/bin/env python3`, `#!/usr/bin/ruby -w`),
+    /// for files without an extension.
+    pub fn from_shebang(head: &[u8]) -> Option<Lang> {
+        let line = head.strip_prefix(b"#!")?;
+        let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+        let line = std::str::from_utf8(line).ok()?;
+        let mut words = line.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            program = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+        }
+        let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        Some(match program {
+            "python" | "pypy" => Lang::Python,
+            "node" | "nodejs" | "deno" | "bun" => Lang::JavaScript,
+            "ts-node" | "tsx" => Lang::TypeScript,
+            "ruby" | "jruby" => Lang::Ruby,
+            "php" => Lang::Php,
+            "swift" => Lang::Swift,
+            "scala" | "scala-cli" | "amm" => Lang::Scala,
+            "kotlin" | "kotlinc" | "kscript" => Lang::Kotlin,
             _ => return None,
         })
     }
@@ -406,6 +439,19 @@ mod tests {
         assert_eq!(Lang::from_path("types/index.d.ts"), None);
         assert_eq!(Lang::from_path("x.JSX"), Some(Lang::JavaScript));
         assert_eq!(Lang::from_path("Makefile"), None);
+        assert_eq!(Lang::from_path("a/Rakefile"), Some(Lang::Ruby));
+        for (line, lang) in [
+            ("#!/usr/bin/env python3\n", Some(Lang::Python)),
+            ("#!/usr/bin/python3.11 -u\nimport x", Some(Lang::Python)),
+            ("#!/usr/bin/env -S node --harmony\n", Some(Lang::JavaScript)),
+            ("#!/usr/bin/ruby -w\n", Some(Lang::Ruby)),
+            ("#!/usr/bin/env php\n<?php", Some(Lang::Php)),
+            ("#!/usr/bin/env swift\n", Some(Lang::Swift)),
+            ("#!/bin/sh\n", None),
+            ("no shebang", None),
+        ] {
+            assert_eq!(Lang::from_shebang(line.as_bytes()), lang, "{line}");
+        }
     }
 
     #[test]

@@ -40,6 +40,15 @@ const SKIPPED_DIRS: &[&str] = &[
     "DerivedData",
 ];
 
+/// The language a file's `#!` line names, reading only its first bytes.
+pub fn script_language(path: &Path) -> Option<Lang> {
+    use std::io::Read;
+    let mut head = [0u8; 128];
+    let mut file = std::fs::File::open(path).ok()?;
+    let n = file.read(&mut head).ok()?;
+    Lang::from_shebang(&head[..n])
+}
+
 /// Whether a directory of this name is never walked (vendored, generated, VCS metadata).
 pub fn is_skipped_dir(name: &str) -> bool {
     SKIPPED_DIRS.contains(&name)
@@ -138,7 +147,8 @@ pub struct Listing {
     pub errors: Vec<String>,
 }
 
-/// Lists `root`, honouring .gitignore, .ignore and .fittokignore; reads no file contents.
+/// Lists `root`, honouring .gitignore, .ignore and .fittokignore; reads no file contents but
+/// the first bytes of files without an extension (a `#!` line names a script's language).
 /// Files come sorted by path.
 pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
     if !root.exists() {
@@ -178,7 +188,14 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
             Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
             Err(_) => continue,
         };
-        let Some(lang) = Lang::from_path(&rel) else {
+        let by_name = Lang::from_path(&rel).or_else(|| {
+            // A script without an extension: its `#!` line names the language.
+            let name = rel.rsplit('/').next().unwrap_or(&rel);
+            (file_type.is_file() && !name.contains('.'))
+                .then(|| script_language(entry.path()))
+                .flatten()
+        });
+        let Some(lang) = by_name else {
             // A link to a directory is not followed either; say so (`inspect` lists it).
             if file_type.is_symlink() {
                 listing
@@ -353,5 +370,32 @@ mod tests {
             classify_content(b"def f():\n    pass\n", Lang::Python),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod script_tests {
+    use super::*;
+
+    #[test]
+    fn scripts_without_an_extension_are_listed_by_their_shebang() {
+        let dir = std::env::temp_dir().join(format!("fittok-walk-scripts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(dir.join("bin/deploy"), "#!/usr/bin/env ruby\nputs 1\n").unwrap();
+        std::fs::write(dir.join("bin/run"), "#!/bin/sh\necho 1\n").unwrap();
+        std::fs::write(dir.join("LICENSE"), "MIT License\n").unwrap();
+        std::fs::write(dir.join("Rakefile"), "task :default\n").unwrap();
+        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        let files: Vec<(&str, Lang)> = listing
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.lang))
+            .collect();
+        assert_eq!(
+            files,
+            vec![("Rakefile", Lang::Ruby), ("bin/deploy", Lang::Ruby)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

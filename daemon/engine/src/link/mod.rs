@@ -336,4 +336,6 @@ pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
 }
 
 #[cfg(test)]
+mod more_languages_tests;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,242 @@
+//! Cross-file resolution tests for Scala, PHP and Swift, one small repository each.
+
+use super::EdgeKind;
+use super::tests::has;
+use crate::testing::graph_of as graph;
+
+#[test]
+fn scala_resolves_through_packages_companions_and_java() {
+    let g = graph(&[
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala",
+            "package kafka\npackage server\n\nimport kafka.log.{UnifiedLog => UL}\nimport org.apache.kafka.common.Records\n\nclass ReplicaManager(config: KafkaConfig) extends Logging {\n  def append(log: UL): Unit = {\n    log.appendAsLeader(Records.empty())\n    val cleaner = new Cleaner(config)\n    cleaner.clean()\n    ReplicaManager.create()\n    purge()\n  }\n  private def purge(): Unit = {}\n}\n\nobject ReplicaManager {\n  def create(): ReplicaManager = new ReplicaManager(null)\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala",
+            "package kafka.server\n\nclass Cleaner(config: KafkaConfig) {\n  def clean(): Unit = {}\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/server/KafkaConfig.scala",
+            "package kafka.server\n\nclass KafkaConfig\n",
+        ),
+        (
+            "core/src/main/scala/kafka/utils/Logging.scala",
+            "package kafka.server\n\ntrait Logging {\n  def info(msg: String): Unit = {}\n}\n",
+        ),
+        (
+            "core/src/main/scala/kafka/log/UnifiedLog.scala",
+            "package kafka.log\n\nclass UnifiedLog {\n  def appendAsLeader(r: Any): Unit = {}\n}\n",
+        ),
+        (
+            "clients/src/main/java/org/apache/kafka/common/Records.java",
+            "package org.apache.kafka.common;\npublic class Records { public static Records empty() { return null; } }\n",
+        ),
+    ]);
+    let append = "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.append";
+    for (to, why) in [
+        (
+            "core/src/main/scala/kafka/log/UnifiedLog.scala#UnifiedLog.appendAsLeader",
+            "a parameter typed by a renamed import",
+        ),
+        (
+            "clients/src/main/java/org/apache/kafka/common/Records.java#Records.empty",
+            "a Java class imported into Scala",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala#Cleaner.clean",
+            "a local val constructed with new, same package",
+        ),
+        (
+            "core/src/main/scala/kafka/server/Cleaner.scala#Cleaner",
+            "new constructs the class",
+        ),
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.create",
+            "the companion object's member",
+        ),
+        (
+            "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager.purge",
+            "implicit this",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, append, to), "{why}: {to}");
+    }
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "core/src/main/scala/kafka/server/ReplicaManager.scala#ReplicaManager",
+        "core/src/main/scala/kafka/utils/Logging.scala#Logging"
+    ));
+}
+
+#[test]
+fn php_resolves_through_namespaces_use_traits_and_parents() {
+    let g = graph(&[
+        (
+            "src/Installer/LibraryInstaller.php",
+            "<?php\nnamespace App\\Installer;\n\nuse App\\IO\\ConsoleIO as IO;\nuse App\\Util\\Filesystem;\nuse function App\\Util\\normalize;\n\nclass LibraryInstaller extends BaseInstaller\n{\n    use LoggerTrait;\n\n    public function __construct(private IO $io) {}\n\n    public function install(Filesystem $fs): void\n    {\n        $this->io->write('x');\n        $fs->remove('dir');\n        $this->log('done');\n        parent::prepare();\n        Filesystem::isAbsolute('x');\n        normalize('p');\n        $this->finish();\n    }\n\n    private function finish(): void {}\n}\n",
+        ),
+        (
+            "src/Installer/BaseInstaller.php",
+            "<?php\nnamespace App\\Installer;\n\nabstract class BaseInstaller\n{\n    protected function prepare(): void {}\n}\n",
+        ),
+        (
+            "src/Installer/LoggerTrait.php",
+            "<?php\nnamespace App\\Installer;\n\ntrait LoggerTrait\n{\n    public function log(string $m): void {}\n}\n",
+        ),
+        (
+            "src/IO/ConsoleIO.php",
+            "<?php\nnamespace App\\IO;\n\nclass ConsoleIO\n{\n    public function write(string $m): void {}\n}\n",
+        ),
+        (
+            "src/Util/Filesystem.php",
+            "<?php\nnamespace App\\Util;\n\nclass Filesystem\n{\n    public function remove(string $p): void {}\n    public static function isAbsolute(string $p): bool { return true; }\n}\n",
+        ),
+        (
+            "src/Util/functions.php",
+            "<?php\nnamespace App\\Util;\n\nfunction normalize(string $p): string { return $p; }\n",
+        ),
+    ]);
+    let install = "src/Installer/LibraryInstaller.php#LibraryInstaller::install";
+    for (to, why) in [
+        (
+            "src/IO/ConsoleIO.php#ConsoleIO::write",
+            "a promoted property typed by an aliased use",
+        ),
+        (
+            "src/Util/Filesystem.php#Filesystem::remove",
+            "a typed parameter",
+        ),
+        (
+            "src/Installer/LoggerTrait.php#LoggerTrait::log",
+            "a used trait",
+        ),
+        (
+            "src/Installer/BaseInstaller.php#BaseInstaller::prepare",
+            "parent::",
+        ),
+        (
+            "src/Util/Filesystem.php#Filesystem::isAbsolute",
+            "a static call",
+        ),
+        ("src/Util/functions.php#normalize", "use function"),
+        (
+            "src/Installer/LibraryInstaller.php#LibraryInstaller::finish",
+            "$this->",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, install, to), "{why}: {to}");
+    }
+    assert!(has(
+        &g,
+        EdgeKind::Inherits,
+        "src/Installer/LibraryInstaller.php#LibraryInstaller",
+        "src/Installer/BaseInstaller.php#BaseInstaller"
+    ));
+}
+
+#[test]
+fn swift_resolves_within_a_module_across_imports_and_extensions() {
+    let g = graph(&[
+        (
+            "Sources/Networking/Session.swift",
+            "import Foundation\n\nopen class Session {\n    let adapter: RequestAdapter\n\n    init(adapter: RequestAdapter) {\n        self.adapter = adapter\n    }\n\n    func request(_ url: String) -> DataRequest {\n        let request = DataRequest(url: url)\n        adapter.adapt(request)\n        validate(request)\n        self.trace()\n        return request\n    }\n}\n",
+        ),
+        (
+            "Sources/Networking/Session+Tracing.swift",
+            "extension Session: Loggable {\n    func trace() {}\n}\n",
+        ),
+        (
+            "Sources/Networking/Request.swift",
+            "public protocol RequestAdapter {\n    func adapt(_ request: DataRequest)\n}\n\npublic final class DataRequest {\n    init(url: String) {}\n}\n\nfunc validate(_ request: DataRequest) {}\n",
+        ),
+        (
+            "Sources/Networking/Loggable.swift",
+            "public protocol Loggable {}\n",
+        ),
+        (
+            "Sources/App/main.swift",
+            "import Networking\n\nfunc run() {\n    let session = Session(adapter: Default())\n    session.request(\"x\")\n    validate(DataRequest(url: \"y\"))\n}\n",
+        ),
+    ]);
+    let request = "Sources/Networking/Session.swift#Session.request";
+    for (to, why) in [
+        (
+            "Sources/Networking/Request.swift#RequestAdapter.adapt",
+            "a property typed by a protocol, implicit self",
+        ),
+        (
+            "Sources/Networking/Request.swift#validate",
+            "same module, no import",
+        ),
+        (
+            "Sources/Networking/Request.swift#DataRequest",
+            "construction",
+        ),
+        (
+            "Sources/Networking/Session+Tracing.swift#Session.trace",
+            "a method from an extension in another file",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, request, to), "{why}: {to}");
+    }
+    let run = "Sources/App/main.swift#run";
+    for (to, why) in [
+        (
+            "Sources/Networking/Session.swift#Session.request",
+            "a local's type, imported module",
+        ),
+        (
+            "Sources/Networking/Request.swift#validate",
+            "an imported module's function",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, run, to), "{why}: {to}");
+    }
+}
+
+#[test]
+fn swift_modules_follow_the_package_manifest() {
+    let g = graph(&[
+        (
+            "Package.swift",
+            "import PackageDescription\nlet package = Package(name: \"Net\", targets: [.target(name: \"Net\", path: \"Source\"), .testTarget(name: \"NetTests\", path: \"Tests\")])\n",
+        ),
+        (
+            "Source/Core/Session.swift",
+            "open class Session {\n    func request() { validate() }\n}\n",
+        ),
+        ("Source/Features/Validation.swift", "func validate() {}\n"),
+        (
+            "Tests/SessionTests.swift",
+            "@testable import Net\n\nfinal class SessionTests {\n    func testRequest() { Session().request(); validate() }\n}\n",
+        ),
+    ]);
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "Source/Core/Session.swift#Session.request",
+            "Source/Features/Validation.swift#validate"
+        ),
+        "one module across the target's subdirectories"
+    );
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "Tests/SessionTests.swift#SessionTests.testRequest",
+            "Source/Features/Validation.swift#validate"
+        ),
+        "`import Net` names the target the manifest declares"
+    );
+    let file = |p: &str| g.files.iter().position(|f| f.path == p).unwrap() as u32;
+    assert!(
+        g.imports.contains(&(
+            file("Tests/SessionTests.swift"),
+            file("Source/Features/Validation.swift")
+        )),
+        "the import reaches every file of the target: {:?}",
+        g.imports
+    );
+}
