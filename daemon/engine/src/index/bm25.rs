@@ -6,35 +6,55 @@
 
 use std::collections::HashMap;
 
-use super::tokenize::for_each_token;
+use super::tokenize::{FnvBuild, for_each_token};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 #[derive(Default)]
 pub struct Bm25Builder {
-    terms: HashMap<String, u32>,
+    terms: HashMap<String, u32, FnvBuild>,
     postings: Vec<Vec<(u32, u32)>>,
     doc_len: Vec<u32>,
+    /// Per-document scratch: the term ids seen in the current document, and each term's
+    /// count in it (indexed by term id, zero between documents).
+    seen: Vec<u32>,
+    count: Vec<u32>,
 }
 
 impl Bm25Builder {
     /// Adds the next document (ids are assigned in order: the n-th call is document n).
     pub fn add(&mut self, text: &str) -> u32 {
         let doc = self.doc_len.len() as u32;
-        let mut counts: HashMap<String, u32> = HashMap::new();
         let mut len = 0;
+        let Bm25Builder {
+            terms,
+            postings,
+            seen,
+            count,
+            ..
+        } = self;
         for_each_token(text, |t| {
-            *counts.entry(t.to_string()).or_default() += 1;
+            // Only a term never seen before allocates.
+            let id = match terms.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = postings.len() as u32;
+                    terms.insert(t.to_string(), id);
+                    postings.push(Vec::new());
+                    count.push(0);
+                    id
+                }
+            };
+            if count[id as usize] == 0 {
+                seen.push(id);
+            }
+            count[id as usize] += 1;
             len += 1;
         });
-        for (term, tf) in counts {
-            let next = self.postings.len() as u32;
-            let id = *self.terms.entry(term).or_insert(next);
-            if id as usize == self.postings.len() {
-                self.postings.push(Vec::new());
-            }
-            self.postings[id as usize].push((doc, tf));
+        for id in seen.drain(..) {
+            let tf = std::mem::take(&mut count[id as usize]);
+            postings[id as usize].push((doc, tf));
         }
         self.doc_len.push(len);
         doc
@@ -66,7 +86,7 @@ impl Bm25Builder {
 }
 
 pub struct Bm25 {
-    terms: HashMap<String, u32>,
+    terms: HashMap<String, u32, FnvBuild>,
     postings: Vec<Vec<(u32, u32)>>,
     idf: Vec<f32>,
     /// k1 · (1 − b + b · len / avgdl) per document.

@@ -121,16 +121,36 @@ pub fn summary_text(g: &Graph, node: u32) -> String {
 
 impl Index {
     pub fn build(g: &Graph, sources: &Sources) -> Index {
-        let mut content = bm25::Bm25Builder::default();
-        let mut summary = bm25::Bm25Builder::default();
-        for node in 0..g.nodes.len() as u32 {
-            let file = g.file_of(node);
-            let mut text = file.path.replace(['/', '.', '_', '-'], " ");
-            text.push('\n');
-            text.push_str(&node_text(g, sources, node));
-            content.add(&text);
-            summary.add(&summary_text(g, node));
-        }
+        // The two indexes are independent: build the summary one beside the content one.
+        let (content, summary) = std::thread::scope(|scope| {
+            let summary = scope.spawn(|| {
+                let mut summary = bm25::Bm25Builder::default();
+                for node in 0..g.nodes.len() as u32 {
+                    summary.add(&summary_text(g, node));
+                }
+                summary.finish()
+            });
+            let mut content = bm25::Bm25Builder::default();
+            let mut text = String::new();
+            for node in 0..g.nodes.len() as u32 {
+                let file = g.file_of(node);
+                text.clear();
+                text.push_str(&file.path.replace(['/', '.', '_', '-'], " "));
+                text.push('\n');
+                text.push_str(&node_text(g, sources, node));
+                content.add(&text);
+            }
+            let content = content.finish();
+            // A panic in the summary thread is a bug; rebuild it here rather than fail.
+            let summary = summary.join().unwrap_or_else(|_| {
+                let mut summary = bm25::Bm25Builder::default();
+                for node in 0..g.nodes.len() as u32 {
+                    summary.add(&summary_text(g, node));
+                }
+                summary.finish()
+            });
+            (content, summary)
+        });
         let rank_edges: Vec<(u32, u32)> = g
             .edges
             .iter()
@@ -146,8 +166,8 @@ impl Index {
         walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
         let transitions = pagerank::Transitions::new(g.nodes.len(), &walk_edges);
         Index {
-            content: content.finish(),
-            summary: summary.finish(),
+            content,
+            summary,
             pagerank,
             transitions,
         }
