@@ -204,6 +204,35 @@ fn lexical(
     (index, timings)
 }
 
+/// [`lexical`] for an update of `prev`: only what changed is tokenized again.
+fn lexical_update(
+    prev: &Engine,
+    repo: &RepoGraph,
+    sources: &Sources,
+    progress: Option<Progress<'_>>,
+) -> (Index, IndexTimings) {
+    if let Some(p) = progress {
+        p(Phase::Lexical, 0, 1);
+    }
+    let t = Instant::now();
+    let index = Index::update(
+        &prev.repo.graph,
+        &prev.sources,
+        &prev.index,
+        &repo.graph,
+        sources,
+    );
+    let timings = IndexTimings {
+        walk: repo.timings.walk,
+        parse: repo.timings.parse,
+        link: repo.timings.link,
+        lexical: t.elapsed(),
+        reused: repo.timings.reused,
+        ..IndexTimings::default()
+    };
+    (index, timings)
+}
+
 /// The cache file's name inside the cache directory.
 pub const STORE_FILE: &str = "cache.redb";
 
@@ -323,7 +352,7 @@ impl Engine {
             },
         )?;
         drop(previous);
-        let (index, timings) = lexical(&repo, &sources, progress);
+        let (index, timings) = lexical_update(self, &repo, &sources, progress);
         let semantic = self.semantic.as_ref().map(|s| Semantic {
             index: SemanticIndex::from_store(
                 &repo.graph,

@@ -113,7 +113,10 @@ pub fn parts(
         part("sources", sources.iter().map(|s| s.len()).sum()),
         part("parsed files", g.files.iter().map(|f| parsed_file(f)).sum()),
         part("graph", graph_arrays(g)),
-        part("lexical index", bm25(&ix.content) + bm25(&ix.summary)),
+        part(
+            "lexical index",
+            bm25(&ix.content) + bm25(&ix.summary) + ix.summary_hash_bytes(),
+        ),
         part(
             "pagerank",
             vec_bytes(&ix.pagerank) + transitions(&ix.transitions),

@@ -499,6 +499,10 @@ fn run(seed: u64, steps: usize) {
             "seed {seed} step {step}: sources"
         );
         assert_eq!(engine.repo.graph.edges.len(), fresh.repo.graph.edges.len());
+        assert!(
+            engine.index.same_as(&fresh.index),
+            "seed {seed} step {step}: the updated lexical index differs from a fresh one"
+        );
     }
     // The run exercised cross-file resolution, not just isolated files.
     assert!(

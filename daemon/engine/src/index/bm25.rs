@@ -20,6 +20,8 @@ pub struct Bm25Builder {
     /// count in it (indexed by term id, zero between documents).
     seen: Vec<u32>,
     count: Vec<u32>,
+    /// The term ids of the document added last.
+    last_terms: Vec<u32>,
 }
 
 impl Bm25Builder {
@@ -52,9 +54,11 @@ impl Bm25Builder {
             count[id as usize] += 1;
             len += 1;
         });
-        for id in seen.drain(..) {
-            let tf = std::mem::take(&mut count[id as usize]);
-            postings[id as usize].push((doc, tf));
+        self.last_terms.clear();
+        for id in self.seen.drain(..) {
+            let tf = std::mem::take(&mut self.count[id as usize]);
+            self.postings[id as usize].push((doc, tf));
+            self.last_terms.push(id);
         }
         self.doc_len.push(len);
         doc
@@ -81,6 +85,7 @@ impl Bm25Builder {
             postings: self.postings,
             idf,
             norm,
+            doc_len: self.doc_len,
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct Bm25 {
     idf: Vec<f32>,
     /// k1 · (1 − b + b · len / avgdl) per document.
     norm: Vec<f32>,
+    /// Tokens per document.
+    doc_len: Vec<u32>,
 }
 
 impl Bm25 {
@@ -105,11 +112,92 @@ impl Bm25 {
                 .iter()
                 .map(|p| p.capacity() * std::mem::size_of::<(u32, u32)>())
                 .sum::<usize>()
-            + (self.idf.capacity() + self.norm.capacity()) * 4
+            + (self.idf.capacity() + self.norm.capacity() + self.doc_len.capacity()) * 4
     }
 
+    /// A term's idf, if some document holds it. (A rebuilt index keeps the terms of documents
+    /// that went away, with no postings: to a reader they do not exist.)
     pub fn idf(&self, term: &str) -> Option<f32> {
-        self.terms.get(term).map(|&t| self.idf[t as usize])
+        self.terms
+            .get(term)
+            .filter(|&&t| !self.postings[t as usize].is_empty())
+            .map(|&t| self.idf[t as usize])
+    }
+
+    /// The index over `doc_count` documents where document `remap[d]` is `prev`'s document
+    /// `d` unchanged (ids increasing with `d`) and every other one is in `fresh` as
+    /// (id, text), ids increasing: equal to building all of them anew — same postings in the
+    /// same order, lengths, idf and norms — at the cost of tokenizing only `fresh`.
+    pub fn rebuild(
+        prev: &Bm25,
+        remap: &[Option<u32>],
+        doc_count: usize,
+        fresh: &[(u32, String)],
+    ) -> Bm25 {
+        let mut doc_len = vec![0u32; doc_count];
+        for (d, n) in remap.iter().enumerate() {
+            if let Some(n) = n {
+                doc_len[*n as usize] = prev.doc_len[d];
+            }
+        }
+        // The fresh documents, tokenized as the writer would, with the previous term ids.
+        let mut b = Bm25Builder {
+            terms: prev.terms.clone(),
+            postings: vec![Vec::new(); prev.postings.len()],
+            doc_len: Vec::new(),
+            seen: Vec::new(),
+            count: vec![0; prev.postings.len()],
+            last_terms: Vec::new(),
+        };
+        for (doc, text) in fresh {
+            b.add(text);
+            // `add` numbers documents in call order; this one is `doc`.
+            let i = b.doc_len.len() as u32 - 1;
+            doc_len[*doc as usize] = b.doc_len[i as usize];
+            for &t in b.last_terms.iter() {
+                if let Some(last) = b.postings[t as usize].last_mut() {
+                    last.0 = *doc;
+                }
+            }
+        }
+        let postings: Vec<Vec<(u32, u32)>> = b
+            .postings
+            .iter()
+            .enumerate()
+            .map(|(t, added)| {
+                let kept = prev
+                    .postings
+                    .get(t)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|&(d, tf)| {
+                        remap.get(d as usize).copied().flatten().map(|n| (n, tf))
+                    });
+                merge_by_doc(kept, added.iter().copied())
+            })
+            .collect();
+        Bm25Builder {
+            terms: b.terms,
+            postings,
+            doc_len,
+            seen: Vec::new(),
+            count: Vec::new(),
+            last_terms: Vec::new(),
+        }
+        .finish()
+    }
+
+    /// Whether two indexes hold the same documents and terms (term ids aside): for tests of
+    /// [`Bm25::rebuild`].
+    pub fn same_as(&self, other: &Bm25) -> bool {
+        let live = |ix: &Bm25| -> HashMap<String, Vec<(u32, u32)>> {
+            ix.terms
+                .iter()
+                .filter(|(_, t)| !ix.postings[**t as usize].is_empty())
+                .map(|(term, t)| (term.clone(), ix.postings[*t as usize].clone()))
+                .collect()
+        };
+        self.doc_len == other.doc_len && self.norm == other.norm && live(self) == live(other)
     }
 
     /// Scores every document against weighted query terms; returns the dense score array.
@@ -127,6 +215,31 @@ impl Bm25 {
         }
         scores
     }
+}
+
+/// Two posting lists sorted by document, merged.
+fn merge_by_doc(
+    a: impl Iterator<Item = (u32, u32)>,
+    b: impl Iterator<Item = (u32, u32)>,
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => {
+                if x.0 <= y.0 {
+                    a.next()
+                } else {
+                    b.next()
+                }
+            }
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
 
 /// Query terms with their weights: repeated terms count, with saturation (a term said five

@@ -24,6 +24,30 @@ pub struct Index {
     /// The graph's semantic edges (calls, references, inheritance) in both directions: the
     /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
     pub transitions: pagerank::Transitions,
+    /// A hash of each node's summary text: an update re-tokenizes only the summaries whose
+    /// text changed.
+    summary_hash: Vec<u64>,
+}
+
+/// The result of a scoped thread, or — should it have panicked, a bug — `redo`'s.
+fn join_or<T>(handle: std::thread::ScopedJoinHandle<'_, T>, redo: impl FnOnce() -> T) -> T {
+    handle.join().unwrap_or_else(|_| redo())
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = tokenize::Fnv::default();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+/// What the content index holds for a node: its file's path words, then its own text.
+fn content_text(g: &Graph, sources: &Sources, node: u32) -> String {
+    let file = g.file_of(node);
+    let mut text = file.path.replace(['/', '.', '_', '-'], " ");
+    text.push('\n');
+    text.push_str(&node_text(g, sources, node));
+    text
 }
 
 /// The version of a node's source: a hash of its bytes (FNV-1a, stable across builds), never
@@ -122,35 +146,128 @@ pub fn summary_text(g: &Graph, node: u32) -> String {
 impl Index {
     pub fn build(g: &Graph, sources: &Sources) -> Index {
         // The two indexes are independent: build the summary one beside the content one.
-        let (content, summary) = std::thread::scope(|scope| {
+        let ((content, summary_hash), summary) = std::thread::scope(|scope| {
             let summary = scope.spawn(|| {
                 let mut summary = bm25::Bm25Builder::default();
+                let mut hashes = Vec::with_capacity(g.nodes.len());
                 for node in 0..g.nodes.len() as u32 {
-                    summary.add(&summary_text(g, node));
+                    let text = summary_text(g, node);
+                    hashes.push(text_hash(&text));
+                    summary.add(&text);
                 }
-                summary.finish()
+                (summary.finish(), hashes)
             });
             let mut content = bm25::Bm25Builder::default();
-            let mut text = String::new();
             for node in 0..g.nodes.len() as u32 {
-                let file = g.file_of(node);
-                text.clear();
-                text.push_str(&file.path.replace(['/', '.', '_', '-'], " "));
-                text.push('\n');
-                text.push_str(&node_text(g, sources, node));
-                content.add(&text);
+                content.add(&content_text(g, sources, node));
             }
             let content = content.finish();
-            // A panic in the summary thread is a bug; rebuild it here rather than fail.
-            let summary = summary.join().unwrap_or_else(|_| {
-                let mut summary = bm25::Bm25Builder::default();
-                for node in 0..g.nodes.len() as u32 {
-                    summary.add(&summary_text(g, node));
-                }
-                summary.finish()
-            });
-            (content, summary)
+            let (summary, hashes) = join_or(summary, || Index::build_summary(g));
+            ((content, hashes), summary)
         });
+        Index::with_ranks(g, content, summary, summary_hash)
+    }
+
+    fn build_summary(g: &Graph) -> (bm25::Bm25, Vec<u64>) {
+        let mut summary = bm25::Bm25Builder::default();
+        let mut hashes = Vec::with_capacity(g.nodes.len());
+        for node in 0..g.nodes.len() as u32 {
+            let text = summary_text(g, node);
+            hashes.push(text_hash(&text));
+            summary.add(&text);
+        }
+        (summary.finish(), hashes)
+    }
+
+    /// The index of `g` given `prev`, the index of the graph `prev_g` it replaces: equal to
+    /// [`Index::build`] of `g`, tokenizing only what changed — the content of nodes in files
+    /// whose parse or bytes differ, and summaries whose text differs (a summary names the
+    /// node's callers and callees, which other files' edits change).
+    pub fn update(
+        prev_g: &Graph,
+        prev_sources: &Sources,
+        prev: &Index,
+        g: &Graph,
+        sources: &Sources,
+    ) -> Index {
+        let old_file: std::collections::HashMap<&str, usize> = prev_g
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        // Old node → new node, for the nodes of files that carried over unchanged.
+        let mut remap: Vec<Option<u32>> = vec![None; prev_g.nodes.len()];
+        let mut old_node: Vec<Option<u32>> = vec![None; g.nodes.len()];
+        for (fi, f) in g.files.iter().enumerate() {
+            let Some(&oi) = old_file.get(f.path.as_str()) else {
+                continue;
+            };
+            let same = Arc::ptr_eq(&prev_g.files[oi], f)
+                && (Arc::ptr_eq(&prev_sources[oi], &sources[fi])
+                    || prev_sources[oi] == sources[fi]);
+            let (os, ns) = (prev_g.file_start[oi], g.file_start[fi]);
+            let count = g.file_start[fi + 1] - ns;
+            if !same || prev_g.file_start[oi + 1] - os != count {
+                continue;
+            }
+            for k in 0..count {
+                remap[(os + k) as usize] = Some(ns + k);
+                old_node[(ns + k) as usize] = Some(os + k);
+            }
+        }
+        let ((content, summary_hash), summary) = std::thread::scope(|scope| {
+            let summary = scope.spawn(|| {
+                let mut hashes = Vec::with_capacity(g.nodes.len());
+                let mut summary_remap: Vec<Option<u32>> = vec![None; prev_g.nodes.len()];
+                let mut fresh = Vec::new();
+                for node in 0..g.nodes.len() as u32 {
+                    let text = summary_text(g, node);
+                    let h = text_hash(&text);
+                    hashes.push(h);
+                    match old_node[node as usize] {
+                        Some(o) if prev.summary_hash.get(o as usize) == Some(&h) => {
+                            summary_remap[o as usize] = Some(node);
+                        }
+                        _ => fresh.push((node, text)),
+                    }
+                }
+                let summary =
+                    bm25::Bm25::rebuild(&prev.summary, &summary_remap, g.nodes.len(), &fresh);
+                (summary, hashes)
+            });
+            let fresh: Vec<(u32, String)> = (0..g.nodes.len() as u32)
+                .filter(|&n| old_node[n as usize].is_none())
+                .map(|n| (n, content_text(g, sources, n)))
+                .collect();
+            let content = bm25::Bm25::rebuild(&prev.content, &remap, g.nodes.len(), &fresh);
+            let (summary, hashes) = join_or(summary, || Index::build_summary(g));
+            ((content, hashes), summary)
+        });
+        Index::with_ranks(g, content, summary, summary_hash)
+    }
+
+    /// Heap bytes of the per-node summary hashes.
+    pub fn summary_hash_bytes(&self) -> usize {
+        self.summary_hash.capacity() * 8
+    }
+
+    /// Whether two indexes rank alike: the same documents and terms in both BM25 indexes and
+    /// the same PageRank (for tests of [`Index::update`]).
+    pub fn same_as(&self, other: &Index) -> bool {
+        self.content.same_as(&other.content)
+            && self.summary.same_as(&other.summary)
+            && self.pagerank == other.pagerank
+            && self.summary_hash == other.summary_hash
+    }
+
+    /// The rest of an index: global PageRank and the personalised walk's transitions.
+    fn with_ranks(
+        g: &Graph,
+        content: bm25::Bm25,
+        summary: bm25::Bm25,
+        summary_hash: Vec<u64>,
+    ) -> Index {
         let rank_edges: Vec<(u32, u32)> = g
             .edges
             .iter()
@@ -170,6 +287,7 @@ impl Index {
             summary,
             pagerank,
             transitions,
+            summary_hash,
         }
     }
 }
