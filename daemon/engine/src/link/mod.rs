@@ -208,12 +208,98 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
 
     let modules = ModuleIndex::build(&g.files);
     let symbols = resolve::Symbols::build(&g);
+    // Files resolve independently against the shared tables: in contiguous ranges on every
+    // core, concatenated in file order — the same result as one pass.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = g.files.len().div_ceil(threads).max(1);
+    let ranges: Vec<std::ops::Range<usize>> = (0..g.files.len())
+        .step_by(chunk)
+        .map(|a| a..(a + chunk).min(g.files.len()))
+        .collect();
+    let parts: Vec<Resolved> = std::thread::scope(|scope| {
+        let (g, modules, symbols) = (&g, &modules, &symbols);
+        let handles: Vec<_> = ranges
+            .iter()
+            .skip(1)
+            .map(|r| {
+                let r = r.clone();
+                scope.spawn(move || resolve_files(g, modules, symbols, r))
+            })
+            .collect();
+        let mut parts = vec![resolve_files(
+            g,
+            modules,
+            symbols,
+            ranges.first().cloned().unwrap_or(0..0),
+        )];
+        for (h, r) in handles.into_iter().zip(ranges.iter().skip(1)) {
+            // A panic here is a bug; redo the range on this thread rather than lose it.
+            parts.push(
+                h.join()
+                    .unwrap_or_else(|_| resolve_files(g, modules, symbols, r.clone())),
+            );
+        }
+        parts
+    });
     let mut edges = Vec::new();
     let mut imports = Vec::new();
     let mut unresolved = Vec::new();
     let mut resolutions = Vec::new();
-    let mut stats = vec![FileStats::default(); g.files.len()];
-    for (fi, f) in g.files.iter().enumerate() {
+    let mut stats = Vec::with_capacity(g.files.len());
+    for p in parts {
+        edges.extend(p.edges);
+        imports.extend(p.imports);
+        unresolved.extend(p.unresolved);
+        resolutions.extend(p.resolutions);
+        stats.extend(p.stats);
+    }
+    edges.sort();
+    edges.dedup();
+    imports.sort();
+    imports.dedup();
+    g.out_edges = vec![Vec::new(); g.nodes.len()];
+    g.in_edges = vec![Vec::new(); g.nodes.len()];
+    for (i, e) in edges.iter().enumerate() {
+        g.out_edges[e.from as usize].push(i as u32);
+        g.in_edges[e.to as usize].push(i as u32);
+    }
+    g.edges = edges;
+    g.imports = imports;
+    g.stats = stats;
+    g.unresolved = unresolved;
+    g.resolutions = resolutions;
+    g
+}
+
+/// What resolving a range of files found, in file order.
+#[derive(Default)]
+struct Resolved {
+    edges: Vec<Edge>,
+    imports: Vec<(u32, u32)>,
+    unresolved: Vec<(u32, u32)>,
+    resolutions: Vec<(u32, u32, u32)>,
+    stats: Vec<FileStats>,
+}
+
+fn resolve_files(
+    g: &Graph,
+    modules: &ModuleIndex,
+    symbols: &resolve::Symbols,
+    range: std::ops::Range<usize>,
+) -> Resolved {
+    let mut out = Resolved::default();
+    let Resolved {
+        edges,
+        imports,
+        unresolved,
+        resolutions,
+        stats,
+    } = &mut out;
+    for fi in range {
+        let f = &g.files[fi];
+        stats.push(FileStats::default());
         let fi = fi as u32;
         for (di, d) in f.definitions.iter().enumerate() {
             if let Some(p) = d.parent {
@@ -227,8 +313,8 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         if f.lang == Lang::Markdown {
             continue;
         }
-        let scope = resolve::FileScope::build(&g, &modules, &symbols, fi);
-        let s = &mut stats[fi as usize];
+        let scope = resolve::FileScope::build(g, modules, symbols, fi);
+        let Some(s) = stats.last_mut() else { continue };
         s.imports = f.imports.len() as u32;
         for targets in &scope.import_files {
             if !targets.is_empty() {
@@ -266,22 +352,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
             }
         }
     }
-    edges.sort();
-    edges.dedup();
-    imports.sort();
-    imports.dedup();
-    g.out_edges = vec![Vec::new(); g.nodes.len()];
-    g.in_edges = vec![Vec::new(); g.nodes.len()];
-    for (i, e) in edges.iter().enumerate() {
-        g.out_edges[e.from as usize].push(i as u32);
-        g.in_edges[e.to as usize].push(i as u32);
-    }
-    g.edges = edges;
-    g.imports = imports;
-    g.stats = stats;
-    g.unresolved = unresolved;
-    g.resolutions = resolutions;
-    g
+    out
 }
 
 /// Counts of a graph by language, for `inspect`.
