@@ -4,7 +4,8 @@
 //!
 //! GIT_REPO (a git repository or bare mirror, e.g. BurntSushi/ripgrep) is cloned to a temp
 //! dir. On it, with the model off: time from saving a file to the first query that shows the
-//! change (EDITS edits, default 50), the daemon's CPU while idle and watched, and a branch
+//! change (EDITS edits, default 50, to files matching EDIT_GLOB, default `*.rs`), the daemon's
+//! CPU while idle and watched, and a branch
 //! switch (`git checkout OLD_REF` and back): time until the snapshot settles and the daemon's
 //! peak RSS. On SMALL_REPO (copied), with the model on: vectors re-embedded per function-body
 //! edit.
@@ -126,8 +127,11 @@ fn main() {
     let nodes = s["repos"][0]["nodes"].as_u64().unwrap_or(0);
 
     // Save → visible.
+    // EDIT_GLOB picks the files to edit (default `*.rs`); the marker appended is a
+    // definition in that file's language.
+    let glob = std::env::var("EDIT_GLOB").unwrap_or_else(|_| "*.rs".to_string());
     let files: Vec<PathBuf> = Command::new("git")
-        .args(["ls-files", "*.rs"])
+        .args(["ls-files", glob.as_str()])
         .current_dir(&work)
         .output()
         .map(|o| {
@@ -137,12 +141,25 @@ fn main() {
                 .collect()
         })
         .unwrap_or_default();
+    if files.is_empty() {
+        eprintln!("no file in {git_repo} matches {glob}");
+        return;
+    }
     let mut lat = Vec::new();
     for i in 0..edits {
         let f = &files[(i * 7919) % files.len()];
         let name = format!("fittok_bench_marker_{i}");
         let mut text = std::fs::read_to_string(f).unwrap();
-        text.push_str(&format!("\npub fn {name}() -> u32 {{ {i} }}\n"));
+        let marker = match f.extension().and_then(|e| e.to_str()).unwrap_or("") {
+            "py" => format!("\n\ndef {name}():\n    return {i}\n"),
+            "go" => format!("\nfunc {name}() int {{ return {i} }}\n"),
+            "java" => format!("\nclass {name} {{ int v = {i}; }}\n"),
+            "scala" => format!("\nobject {name} {{ val v = {i} }}\n"),
+            "kt" => format!("\nfun {name}(): Int = {i}\n"),
+            "js" | "ts" => format!("\nfunction {name}() {{ return {i}; }}\n"),
+            _ => format!("\npub fn {name}() -> u32 {{ {i} }}\n"),
+        };
+        text.push_str(&marker);
         let t = Instant::now();
         std::fs::write(f, text).unwrap();
         loop {

@@ -915,4 +915,31 @@ mod tests {
         assert!(!a.text.contains("Parameter notes line 60"), "{}", a.text);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn a_short_question_naming_a_test_gets_it_first_from_either_ranker() {
+        let dir = temp_repo(
+            "named-test",
+            &[
+                (
+                    "src/main/scala/a/Retry.scala",
+                    "package a\nobject retry_backoff_policy { def delay(n: Int) = n * 2 }\n",
+                ),
+                (
+                    "src/test/scala/a/RetrySpec.scala",
+                    "package a\nobject retry_backoff_policy_spec { def check() = retry_backoff_policy.delay(1) }\n",
+                ),
+            ],
+        );
+        for ranker in [crate::rank::Ranker::Fusion, crate::rank::Ranker::Learned] {
+            let a = ask_with(&dir, "retry_backoff_policy_spec", 300, ranker);
+            let first = a.text.split("### ").nth(1).unwrap_or_default();
+            assert!(
+                first.starts_with("src/test/scala/a/RetrySpec.scala"),
+                "{ranker:?}: {}",
+                a.text
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -55,6 +55,11 @@ pub const NAMES: &[&str] = &[
 ];
 pub const N: usize = NAMES.len();
 
+/// The position of feature `name` in a feature vector.
+pub fn index_of(name: &str) -> Option<usize> {
+    NAMES.iter().position(|n| *n == name)
+}
+
 /// The per-question inputs the features are computed from.
 pub struct Inputs<'a> {
     pub g: &'a Graph,

@@ -410,12 +410,24 @@ pub fn rank(
                 .collect(),
         );
     };
+    // A short question that names a definition asks for it, test or not (fusion's rule): the
+    // model scores a named test as it would the same code outside a test.
+    let named_in_short = !is_long_question(terms);
+    let is_test = features::index_of("is_test");
     let scored: Vec<Ranked> = pool_features(g, ix, &s, question, terms)
         .into_iter()
-        .map(|(node, x)| Ranked {
-            node,
-            score: model.probability(&x),
-            ranks: s.fused[&node].ranks,
+        .map(|(node, mut x)| {
+            if named_in_short
+                && s.mention[node as usize] >= 3.0
+                && let Some(i) = is_test
+            {
+                x[i] = 0.0;
+            }
+            Ranked {
+                node,
+                score: model.probability(&x),
+                ranks: s.fused[&node].ranks,
+            }
         })
         .collect();
     // Selection reads score ratios (near-ties within 70 % of the best are interleaved by
