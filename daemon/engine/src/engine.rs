@@ -188,20 +188,7 @@ fn lexical(
     sources: &Sources,
     progress: Option<Progress<'_>>,
 ) -> (Index, IndexTimings) {
-    if let Some(p) = progress {
-        p(Phase::Lexical, 0, 1);
-    }
-    let t = Instant::now();
-    let index = Index::build(&repo.graph, sources);
-    let timings = IndexTimings {
-        walk: repo.timings.walk,
-        parse: repo.timings.parse,
-        link: repo.timings.link,
-        lexical: t.elapsed(),
-        reused: repo.timings.reused,
-        ..IndexTimings::default()
-    };
-    (index, timings)
+    timed_lexical(repo, progress, || Index::build(&repo.graph, sources))
 }
 
 /// [`lexical`] for an update of `prev`: only what changed is tokenized again.
@@ -211,17 +198,29 @@ fn lexical_update(
     sources: &Sources,
     progress: Option<Progress<'_>>,
 ) -> (Index, IndexTimings) {
+    timed_lexical(repo, progress, || {
+        Index::update(
+            &prev.repo.graph,
+            &prev.sources,
+            &prev.index,
+            &repo.graph,
+            sources,
+        )
+    })
+}
+
+/// Runs the lexical stage `build`, reporting it to `progress` and timing it beside the
+/// repository's own stages.
+fn timed_lexical(
+    repo: &RepoGraph,
+    progress: Option<Progress<'_>>,
+    build: impl FnOnce() -> Index,
+) -> (Index, IndexTimings) {
     if let Some(p) = progress {
         p(Phase::Lexical, 0, 1);
     }
     let t = Instant::now();
-    let index = Index::update(
-        &prev.repo.graph,
-        &prev.sources,
-        &prev.index,
-        &repo.graph,
-        sources,
-    );
+    let index = build();
     let timings = IndexTimings {
         walk: repo.timings.walk,
         parse: repo.timings.parse,

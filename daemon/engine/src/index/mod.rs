@@ -147,16 +147,7 @@ impl Index {
     pub fn build(g: &Graph, sources: &Sources) -> Index {
         // The two indexes are independent: build the summary one beside the content one.
         let ((content, summary_hash), summary) = std::thread::scope(|scope| {
-            let summary = scope.spawn(|| {
-                let mut summary = bm25::Bm25Builder::default();
-                let mut hashes = Vec::with_capacity(g.nodes.len());
-                for node in 0..g.nodes.len() as u32 {
-                    let text = summary_text(g, node);
-                    hashes.push(text_hash(&text));
-                    summary.add(&text);
-                }
-                (summary.finish(), hashes)
-            });
+            let summary = scope.spawn(|| Index::build_summary(g));
             let mut content = bm25::Bm25Builder::default();
             for node in 0..g.nodes.len() as u32 {
                 content.add(&content_text(g, sources, node));

@@ -390,6 +390,14 @@ impl<'f, 's> Cx<'f, 's> {
         self.scopes.pop();
     }
 
+    /// [`Cx::within`] a callable or type whose type parameters `f` declares (pushes onto
+    /// `type_params`): they are forgotten when it ends.
+    pub fn within_generic(&mut self, def: u32, f: impl FnOnce(&mut Self)) {
+        let before = self.type_params.len();
+        self.within(def, true, f);
+        self.type_params.truncate(before);
+    }
+
     /// Visits every named child of `node` with `visit`, guarding the depth.
     pub fn children(&mut self, node: Node, visit: fn(&mut Self, Node)) {
         if self.depth >= MAX_DEPTH {

@@ -30,17 +30,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.within(idx, false, |cx| cx.children(node, visit));
         }
         // `use SomeTrait;` inside a class: its methods are the class's.
-        "use_declaration" => {
-            let mut cursor = node.walk();
-            let names: Vec<Node> = node
-                .named_children(&mut cursor)
-                .filter(|c| matches!(c.kind(), "name" | "qualified_name"))
-                .collect();
-            for n in names {
-                let name = last_segment(&cx.text(n));
-                cx.reference(RefKind::Inherits, name, None, n);
-            }
-        }
+        "use_declaration" => supertypes(cx, node, RefKind::Inherits),
         "property_declaration" => property(cx, node),
         "simple_parameter" | "property_promotion_parameter" => {
             parameter(cx, node);
@@ -249,6 +239,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     });
 }
 
+/// The types `node` names (`extends A`, `implements B, C`, `use T;`), as `rel` references.
 fn supertypes(cx: &mut Cx, node: Node, rel: RefKind) {
     let mut cursor = node.walk();
     let names: Vec<Node> = node

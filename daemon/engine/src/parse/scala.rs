@@ -102,8 +102,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     };
     let body = node.child_by_field_name("body");
     let idx = cx.define(node, name, kind, body);
-    let before = cx.type_params.len();
-    cx.within(idx, true, |cx| {
+    cx.within_generic(idx, |cx| {
         type_params(cx, node);
         let mut cursor = node.walk();
         let parts: Vec<Node> = node
@@ -121,7 +120,6 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
             cx.children(body, visit);
         }
     });
-    cx.type_params.truncate(before);
 }
 
 /// `[T, U <: Base]`: type parameters are not references to repository types.
@@ -213,8 +211,7 @@ fn function(cx: &mut Cx, node: Node) {
     };
     let body = node.child_by_field_name("body");
     let idx = cx.define(node, name, kind, body);
-    let before = cx.type_params.len();
-    cx.within(idx, true, |cx| {
+    cx.within_generic(idx, |cx| {
         type_params(cx, node);
         let mut cursor = node.walk();
         let parts: Vec<Node> = node
@@ -228,7 +225,6 @@ fn function(cx: &mut Cx, node: Node) {
             visit(cx, body);
         }
     });
-    cx.type_params.truncate(before);
 }
 
 /// `val MaxSize = 10` in an object or a file is a constant (Scala names constants in upper

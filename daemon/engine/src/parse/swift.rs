@@ -207,8 +207,7 @@ fn type_decl(cx: &mut Cx, node: Node) {
     };
     let body = node.child_by_field_name("body");
     let idx = cx.define(node, name, kind, body);
-    let before = cx.type_params.len();
-    cx.within(idx, true, |cx| {
+    cx.within_generic(idx, |cx| {
         type_params(cx, node);
         // A class's first supertype may be its base class; every other one is a protocol.
         let first = if kind == DefKind::Class {
@@ -221,7 +220,6 @@ fn type_decl(cx: &mut Cx, node: Node) {
             cx.children(body, visit);
         }
     });
-    cx.type_params.truncate(before);
 }
 
 /// `<T: Numeric>`: type parameters are not references; their constraints are.
@@ -283,8 +281,7 @@ fn function(cx: &mut Cx, node: Node) {
     };
     let body = node.child_by_field_name("body");
     let idx = cx.define(node, name, kind, body);
-    let before = cx.type_params.len();
-    cx.within(idx, true, |cx| {
+    cx.within_generic(idx, |cx| {
         type_params(cx, node);
         let mut cursor = node.walk();
         let parts: Vec<Node> = node
@@ -300,7 +297,6 @@ fn function(cx: &mut Cx, node: Node) {
             cx.children(body, visit);
         }
     });
-    cx.type_params.truncate(before);
 }
 
 /// The type a declaration names: `Foo`, `Foo?`, `Foo<T>`; none for tuples, arrays, closures.
