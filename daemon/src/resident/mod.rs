@@ -45,6 +45,9 @@ pub struct Resident {
     pub updates: AtomicU64,
     /// Vectors the background embedder computed for this repository.
     pub embedded: AtomicU64,
+    /// A slice of embedding is under way: its vectors may be visible before `embedded`
+    /// counts them.
+    pub embedding_slice: AtomicBool,
 }
 
 impl Resident {
@@ -59,6 +62,7 @@ impl Resident {
             live: Mutex::new(live::Live::default()),
             updates: AtomicU64::new(0),
             embedded: AtomicU64::new(0),
+            embedding_slice: AtomicBool::new(false),
         }
     }
 
@@ -619,11 +623,15 @@ fn embed_loop(rx: mpsc::Receiver<Arc<Resident>>, busy: Arc<AtomicBool>, stop: Ar
             if engine.semantic_missing() == 0 || stop.load(Ordering::SeqCst) {
                 break;
             }
-            match engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2))) {
-                Ok(n) => {
-                    embedded += n;
-                    resident.embedded.fetch_add(n as u64, Ordering::Relaxed);
-                }
+            resident.embedding_slice.store(true, Ordering::SeqCst);
+            let filled = engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2)));
+            if let Ok(n) = filled {
+                embedded += n;
+                resident.embedded.fetch_add(n as u64, Ordering::SeqCst);
+            }
+            resident.embedding_slice.store(false, Ordering::SeqCst);
+            match filled {
+                Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(repo = %resident.root.display(), error = %e, "embedding failed");
                     break;

@@ -171,8 +171,8 @@ impl Fittok for FittokService {
                 send(phase.name(), done as u64, total as u64, String::new());
             };
             let t = Instant::now();
-            let engine = match residents.ensure(&path, Some(&progress)) {
-                Ok((_, engine)) => engine,
+            let (resident, engine) = match residents.ensure(&path, Some(&progress)) {
+                Ok(built) => built,
                 Err(e) => {
                     let _ = tx.blocking_send(Err(ServiceError::from(e).status()));
                     return;
@@ -231,6 +231,15 @@ impl Fittok for FittokService {
                     format!("{} nodes to embed", total - done),
                 );
                 std::thread::sleep(Duration::from_millis(250));
+            }
+            // The last slice's vectors are visible a moment before the embedder counts them:
+            // let it finish, so a `status` right after this reply sees the count.
+            let t = Instant::now();
+            while req.wait_semantic
+                && resident.embedding_slice.load(Ordering::SeqCst)
+                && t.elapsed() < Duration::from_secs(5)
+            {
+                std::thread::sleep(Duration::from_millis(10));
             }
             let note = engine.semantic_note().unwrap_or_else(|| {
                 format!(
