@@ -37,9 +37,9 @@ pub struct Watch {
     roots: Arc<Mutex<Vec<PathBuf>>>,
 }
 
-/// Whether a relative path is one a walk could return (by its directories and extension);
-/// the listing applies .gitignore and the rest.
-fn may_be_source(rel: &str) -> bool {
+/// Whether a walk could reach a file at `rel`: no hidden or skipped directory on the way,
+/// and not hidden itself (the listing applies .gitignore and the rest).
+fn in_walked_dirs(rel: &str) -> bool {
     let mut parts = rel.split('/').peekable();
     while let Some(part) = parts.next() {
         let last = parts.peek().is_none();
@@ -50,16 +50,19 @@ fn may_be_source(rel: &str) -> bool {
             return false;
         }
     }
-    Lang::from_path(rel).is_some()
+    true
+}
+
+/// Whether a relative path is one a walk could return, by its directories and extension.
+fn may_be_source(rel: &str) -> bool {
+    in_walked_dirs(rel) && Lang::from_path(rel).is_some()
 }
 
 /// A file without an extension whose `#!` line names a language (`bin/tool`).
 fn is_script(path: &std::path::Path, rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     !name.contains('.')
-        && !rel
-            .split('/')
-            .any(|p| p.starts_with('.') || fittok_engine::walk::is_skipped_dir(p))
+        && in_walked_dirs(rel)
         && fittok_engine::walk::script_language(path).is_some()
 }
 

@@ -26,6 +26,55 @@ enum L {
     Cpp,
 }
 
+impl L {
+    const ALL: [L; 11] = [
+        L::Py,
+        L::Ts,
+        L::Go,
+        L::Rs,
+        L::Cs,
+        L::Rb,
+        L::Kt,
+        L::Scala,
+        L::Php,
+        L::Swift,
+        L::Cpp,
+    ];
+
+    /// The directory a language's files live in (Swift's is a module's target directory).
+    fn dir(self) -> &'static str {
+        match self {
+            L::Py => "py/",
+            L::Ts => "ts/",
+            L::Go => "go/",
+            L::Rs => "rs/",
+            L::Cs => "cs/",
+            L::Rb => "rb/",
+            L::Kt => "kt/",
+            L::Scala => "scala/",
+            L::Php => "php/",
+            L::Swift => "Sources/Prop/",
+            L::Cpp => "cpp/",
+        }
+    }
+
+    fn ext(self) -> &'static str {
+        match self {
+            L::Py => "py",
+            L::Ts => "ts",
+            L::Go => "go",
+            L::Rs => "rs",
+            L::Cs => "cs",
+            L::Rb => "rb",
+            L::Kt => "kt",
+            L::Scala => "scala",
+            L::Php => "php",
+            L::Swift => "swift",
+            L::Cpp => "cpp",
+        }
+    }
+}
+
 struct Func {
     name: String,
     calls: Vec<String>,
@@ -40,19 +89,7 @@ struct FileModel {
 
 impl FileModel {
     fn path(&self) -> String {
-        match self.lang {
-            L::Py => format!("py/{}.py", self.stem),
-            L::Ts => format!("ts/{}.ts", self.stem),
-            L::Go => format!("go/{}.go", self.stem),
-            L::Rs => format!("rs/{}.rs", self.stem),
-            L::Cs => format!("cs/{}.cs", self.stem),
-            L::Rb => format!("rb/{}.rb", self.stem),
-            L::Kt => format!("kt/{}.kt", self.stem),
-            L::Scala => format!("scala/{}.scala", self.stem),
-            L::Php => format!("php/{}.php", self.stem),
-            L::Swift => format!("Sources/Prop/{}.swift", self.stem),
-            L::Cpp => format!("cpp/{}.cpp", self.stem),
-        }
+        format!("{}{}.{}", self.lang.dir(), self.stem, self.lang.ext())
     }
 }
 
@@ -347,19 +384,7 @@ fn run(seed: u64, steps: usize) {
         files: Vec::new(),
         next_name: 0,
     };
-    for lang in [
-        L::Py,
-        L::Ts,
-        L::Go,
-        L::Rs,
-        L::Cs,
-        L::Rb,
-        L::Kt,
-        L::Scala,
-        L::Php,
-        L::Swift,
-        L::Cpp,
-    ] {
+    for lang in L::ALL {
         // `a` starts with a call into `lib`: every language resolves across files from the
         // first build on.
         let mut lib_first = None;
@@ -392,19 +417,7 @@ fn run(seed: u64, steps: usize) {
     // Every language resolves across files from the first build on, so the updates below
     // change real edges.
     let g = &engine.repo.graph;
-    for dir in [
-        "py/",
-        "ts/",
-        "go/",
-        "rs/",
-        "cs/",
-        "rb/",
-        "kt/",
-        "scala/",
-        "php/",
-        "Sources/Prop/",
-        "cpp/",
-    ] {
+    for dir in L::ALL.map(L::dir) {
         assert!(
             g.edges
                 .iter()

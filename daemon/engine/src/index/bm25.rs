@@ -20,14 +20,19 @@ pub struct Bm25Builder {
     /// count in it (indexed by term id, zero between documents).
     seen: Vec<u32>,
     count: Vec<u32>,
-    /// The term ids of the document added last.
-    last_terms: Vec<u32>,
 }
 
 impl Bm25Builder {
     /// Adds the next document (ids are assigned in order: the n-th call is document n).
     pub fn add(&mut self, text: &str) -> u32 {
         let doc = self.doc_len.len() as u32;
+        let len = self.post(doc, text);
+        self.doc_len.push(len);
+        doc
+    }
+
+    /// Tokenizes `text` into postings of document `doc`; returns its length in tokens.
+    fn post(&mut self, doc: u32, text: &str) -> u32 {
         let mut len = 0;
         let Bm25Builder {
             terms,
@@ -54,14 +59,11 @@ impl Bm25Builder {
             count[id as usize] += 1;
             len += 1;
         });
-        self.last_terms.clear();
         for id in self.seen.drain(..) {
             let tf = std::mem::take(&mut self.count[id as usize]);
             self.postings[id as usize].push((doc, tf));
-            self.last_terms.push(id);
         }
-        self.doc_len.push(len);
-        doc
+        len
     }
 
     pub fn finish(self) -> Bm25 {
@@ -147,18 +149,9 @@ impl Bm25 {
             doc_len: Vec::new(),
             seen: Vec::new(),
             count: vec![0; prev.postings.len()],
-            last_terms: Vec::new(),
         };
         for (doc, text) in fresh {
-            b.add(text);
-            // `add` numbers documents in call order; this one is `doc`.
-            let i = b.doc_len.len() as u32 - 1;
-            doc_len[*doc as usize] = b.doc_len[i as usize];
-            for &t in b.last_terms.iter() {
-                if let Some(last) = b.postings[t as usize].last_mut() {
-                    last.0 = *doc;
-                }
-            }
+            doc_len[*doc as usize] = b.post(*doc, text);
         }
         let postings: Vec<Vec<(u32, u32)>> = b
             .postings
@@ -182,13 +175,13 @@ impl Bm25 {
             doc_len,
             seen: Vec::new(),
             count: Vec::new(),
-            last_terms: Vec::new(),
         }
         .finish()
     }
 
     /// Whether two indexes hold the same documents and terms (term ids aside): for tests of
     /// [`Bm25::rebuild`].
+    #[cfg(test)]
     pub fn same_as(&self, other: &Bm25) -> bool {
         let live = |ix: &Bm25| -> HashMap<String, Vec<(u32, u32)>> {
             ix.terms

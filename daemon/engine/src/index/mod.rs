@@ -245,6 +245,7 @@ impl Index {
 
     /// Whether two indexes rank alike: the same documents and terms in both BM25 indexes and
     /// the same PageRank (for tests of [`Index::update`]).
+    #[cfg(test)]
     pub fn same_as(&self, other: &Index) -> bool {
         self.content.same_as(&other.content)
             && self.summary.same_as(&other.summary)

@@ -9,7 +9,7 @@
 
 use tree_sitter::Node;
 
-use super::{Cx, base_type_name};
+use super::{Cx, base_type_name, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -95,11 +95,6 @@ impl Cx<'_, '_> {
             }
         }
     }
-}
-
-fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
 }
 
 /// Type uses under a node's `type` / `returns` fields (and generic arguments).

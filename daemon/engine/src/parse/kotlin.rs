@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::Cx;
+use super::{Cx, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -76,11 +76,6 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
     }
 }
 
-fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
-}
-
 /// Whether `node` has an anonymous child token `token` (a keyword).
 fn has_token(node: Node, token: &str) -> bool {
     let mut cursor = node.walk();
@@ -144,14 +139,7 @@ fn function(cx: &mut Cx, node: Node) {
     let body = child_of_kind(node, "function_body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
-        let mut cursor = node.walk();
-        let parts: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| c.kind() != "function_body")
-            .collect();
-        for p in parts {
-            visit(cx, p);
-        }
+        cx.children_where(node, |c| c.kind() != "function_body", visit);
         if let Some(body) = body {
             cx.children(body, visit);
         }

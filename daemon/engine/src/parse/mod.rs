@@ -398,6 +398,29 @@ impl<'f, 's> Cx<'f, 's> {
         self.type_params.truncate(before);
     }
 
+    /// Visits the named children of `node` that `keep` accepts with `visit`, guarding the
+    /// depth (the parts of a declaration other than its name, type parameters or body).
+    pub fn children_where(
+        &mut self,
+        node: Node,
+        keep: impl Fn(&Node) -> bool,
+        visit: fn(&mut Self, Node),
+    ) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        let mut cursor = node.walk();
+        let parts: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| keep(c))
+            .collect();
+        for p in parts {
+            visit(self, p);
+        }
+        self.depth -= 1;
+    }
+
     /// Visits every named child of `node` with `visit`, guarding the depth.
     pub fn children(&mut self, node: Node, visit: fn(&mut Self, Node)) {
         if self.depth >= MAX_DEPTH {
@@ -570,13 +593,15 @@ pub fn impl_self_type(impl_name: &str) -> &str {
     base_type_name(ty)
 }
 
-/// `&mut Vec<T>` → `Vec`; `*pkg.Router` → `Router`; `a::b::C<T>` → `C`; `Foo[int]` → `Foo`.
+/// `&mut Vec<T>` → `Vec`; `*pkg.Router` → `Router`; `a::b::C<T>` → `C`; `Foo[int]` → `Foo`;
+/// `\App\Util\Str` → `Str`.
 pub fn base_type_name(ty: &str) -> &str {
     let ty = ty.trim().trim_start_matches(['&', '*']).trim();
     let ty = ty.strip_prefix("mut ").unwrap_or(ty);
     let ty = ty.strip_prefix("dyn ").unwrap_or(ty);
     let ty = ty.split(['<', '[', '(', ' ']).next().unwrap_or(ty);
     let ty = ty.rsplit("::").next().unwrap_or(ty);
+    let ty = ty.rsplit('\\').next().unwrap_or(ty);
     ty.rsplit('.').next().unwrap_or(ty).trim()
 }
 
@@ -631,6 +656,12 @@ mod scala_tests;
 mod swift_tests;
 #[cfg(test)]
 mod tests;
+
+/// The first named child of `node` of kind `kind`.
+pub(super) fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).find(|c| c.kind() == kind)
+}
 
 /// Whether `node` spans several lines and is mostly string literal (at least 60 % of its bytes).
 fn is_prose(node: Node) -> bool {

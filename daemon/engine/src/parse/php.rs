@@ -10,7 +10,7 @@
 
 use tree_sitter::Node;
 
-use super::Cx;
+use super::{Cx, base_type_name, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -44,7 +44,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             if let Some(f) = node.child_by_field_name("function") {
                 match f.kind() {
                     "name" | "qualified_name" => {
-                        let name = last_segment(&cx.text(f));
+                        let name = base_type_name(&cx.text(f)).to_string();
                         cx.reference(RefKind::Call, name, None, f);
                     }
                     _ => visit(cx, f),
@@ -76,7 +76,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 let receiver = match cx.text(scope).as_str() {
                     "self" | "static" => "self".to_string(),
                     "parent" => "super".to_string(),
-                    other => last_segment(other),
+                    other => base_type_name(other).to_string(),
                 };
                 let n = cx.text(name);
                 cx.reference(RefKind::Call, n, Some(receiver), name);
@@ -91,24 +91,21 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 .named_children(&mut cursor)
                 .find(|c| matches!(c.kind(), "name" | "qualified_name"));
             if let Some(ty) = ty {
-                let name = last_segment(&cx.text(ty));
+                let name = base_type_name(&cx.text(ty)).to_string();
                 cx.reference(RefKind::Call, name, None, ty);
             }
-            let mut cursor = node.walk();
-            let rest: Vec<Node> = node
-                .named_children(&mut cursor)
-                .filter(|c| !matches!(c.kind(), "name" | "qualified_name"))
-                .collect();
-            for r in rest {
-                visit(cx, r);
-            }
+            cx.children_where(
+                node,
+                |c| !matches!(c.kind(), "name" | "qualified_name"),
+                visit,
+            );
         }
         // `Foo::class`, `Foo::CONSTANT`.
         "class_constant_access_expression" => {
             if let Some(first) = node.named_child(0)
                 && matches!(first.kind(), "name" | "qualified_name")
             {
-                let name = last_segment(&cx.text(first));
+                let name = base_type_name(&cx.text(first)).to_string();
                 if !matches!(name.as_str(), "self" | "static" | "parent") {
                     cx.reference(RefKind::Type, name, None, first);
                 }
@@ -116,22 +113,12 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "named_type" => {
             if let Some(n) = node.named_child(0) {
-                let name = last_segment(&cx.text(n));
+                let name = base_type_name(&cx.text(n)).to_string();
                 cx.reference(RefKind::Type, name, None, n);
             }
         }
         _ => cx.children(node, visit),
     }
-}
-
-fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
-}
-
-/// `\A\B\C` → `C`.
-fn last_segment(name: &str) -> String {
-    name.rsplit('\\').next().unwrap_or(name).to_string()
 }
 
 /// `A\B\C` (or `\A\B\C`) → `A.B.C`: namespaces are packages, spelled as Java's are.
@@ -247,7 +234,7 @@ fn supertypes(cx: &mut Cx, node: Node, rel: RefKind) {
         .filter(|c| matches!(c.kind(), "name" | "qualified_name"))
         .collect();
     for n in names {
-        let name = last_segment(&cx.text(n));
+        let name = base_type_name(&cx.text(n)).to_string();
         cx.reference(rel, name, None, n);
     }
 }
@@ -267,14 +254,7 @@ fn function(cx: &mut Cx, node: Node) {
     let body = node.child_by_field_name("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
-        let mut cursor = node.walk();
-        let parts: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| Some(*c) != body && c.kind() != "name")
-            .collect();
-        for p in parts {
-            visit(cx, p);
-        }
+        cx.children_where(node, |c| Some(*c) != body && c.kind() != "name", visit);
         if let Some(body) = body {
             cx.children(body, visit);
         }
@@ -284,7 +264,9 @@ fn function(cx: &mut Cx, node: Node) {
 /// The class named by a type (`Foo`, `?Foo`, `\A\Foo`); none for unions and builtins.
 fn type_name(cx: &Cx, ty: Node) -> Option<String> {
     match ty.kind() {
-        "named_type" => ty.named_child(0).map(|n| last_segment(&cx.text(n))),
+        "named_type" => ty
+            .named_child(0)
+            .map(|n| base_type_name(&cx.text(n)).to_string()),
         "optional_type" => ty.named_child(0).and_then(|t| type_name(cx, t)),
         _ => None,
     }
@@ -342,7 +324,7 @@ fn assignment(cx: &mut Cx, node: Node) {
     let Some(ty) = right
         .named_children(&mut cursor)
         .find(|c| matches!(c.kind(), "name" | "qualified_name"))
-        .map(|t| last_segment(&cx.text(t)))
+        .map(|t| base_type_name(&cx.text(t)).to_string())
     else {
         return;
     };

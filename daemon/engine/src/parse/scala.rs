@@ -11,7 +11,7 @@
 
 use tree_sitter::Node;
 
-use super::Cx;
+use super::{Cx, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -74,11 +74,6 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         _ => cx.children(node, visit),
     }
-}
-
-fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
 }
 
 /// Chained clauses nest: `package kafka` then `package server` is `kafka.server`. A clause
@@ -213,14 +208,9 @@ fn function(cx: &mut Cx, node: Node) {
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
-        let mut cursor = node.walk();
-        let parts: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| Some(*c) != body && !matches!(c.kind(), "type_parameters" | "identifier"))
-            .collect();
-        for p in parts {
-            visit(cx, p);
-        }
+        let skip =
+            |c: &Node| Some(*c) == body || matches!(c.kind(), "type_parameters" | "identifier");
+        cx.children_where(node, |c| !skip(c), visit);
         if let Some(body) = body {
             visit(cx, body);
         }
@@ -338,14 +328,8 @@ fn call(cx: &mut Cx, node: Node) {
             _ => visit(cx, callee),
         }
     }
-    let mut cursor = node.walk();
-    let rest: Vec<Node> = node
-        .named_children(&mut cursor)
-        .filter(|c| Some(*c) != node.child_by_field_name("function"))
-        .collect();
-    for r in rest {
-        visit(cx, r);
-    }
+    let callee = node.child_by_field_name("function");
+    cx.children_where(node, |c| Some(*c) != callee, visit);
 }
 
 /// `new Foo(args)` constructs Foo; `new Runnable { … }` is an anonymous class extending it.

@@ -9,7 +9,7 @@
 
 use tree_sitter::Node;
 
-use super::Cx;
+use super::{Cx, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
 /// The module a file belongs to, by path: the target directory under `Sources`/`Tests`
@@ -32,6 +32,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "source_file" => {
             let module = module_of(&cx.file.path);
             cx.file.package = Some(module);
+            if is_manifest(&cx.file.path) {
+                manifest_targets(cx, node);
+            }
             cx.children(node, visit);
         }
         "import_declaration" => {
@@ -72,26 +75,14 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             };
             let idx = cx.define(node, name, DefKind::TypeAlias, None);
             cx.within(idx, false, |cx| {
-                let mut cursor = node.walk();
-                let rest: Vec<Node> = node
-                    .named_children(&mut cursor)
-                    .filter(|c| c.kind() != "type_identifier")
-                    .collect();
-                for r in rest {
-                    visit(cx, r);
-                }
+                cx.children_where(node, |c| c.kind() != "type_identifier", visit);
             });
         }
         "parameter" => {
             bind_parameter(cx, node);
             cx.children(node, visit);
         }
-        "call_expression" => {
-            if is_manifest(&cx.file.path) {
-                manifest_target(cx, node);
-            }
-            call(cx, node)
-        }
+        "call_expression" => call(cx, node),
         "user_type" => {
             // `Outer.Inner`: the last component names the type.
             let mut cursor = node.walk();
@@ -121,6 +112,20 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 fn is_manifest(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     name == "Package.swift" || name.starts_with("Package@swift")
+}
+
+/// Every `.target(…)` call of a manifest, however deep (a manifest is one small expression).
+fn manifest_targets(cx: &mut Cx, root: Node) {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "call_expression" {
+            manifest_target(cx, node);
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        // Reversed onto the stack: targets come out in source order.
+        stack.extend(children.into_iter().rev());
+    }
 }
 
 /// `.target(name: "X", path: "Source")` in a manifest: module X lives in `Source` (by default
@@ -169,11 +174,6 @@ fn manifest_target(cx: &mut Cx, node: Node) {
         (false, false) => format!("{base}/{dir}"),
     };
     cx.file.targets.push((name, full));
-}
-
-fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
 }
 
 /// The declaration keyword of a `class_declaration`: class, struct, enum, actor, extension.
@@ -283,16 +283,10 @@ fn function(cx: &mut Cx, node: Node) {
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
-        let mut cursor = node.walk();
-        let parts: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| {
-                Some(*c) != body && !matches!(c.kind(), "simple_identifier" | "type_parameters")
-            })
-            .collect();
-        for p in parts {
-            visit(cx, p);
-        }
+        let skip = |c: &Node| {
+            Some(*c) == body || matches!(c.kind(), "simple_identifier" | "type_parameters")
+        };
+        cx.children_where(node, |c| !skip(c), visit);
         if let Some(body) = body {
             cx.children(body, visit);
         }

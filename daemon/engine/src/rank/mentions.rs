@@ -7,6 +7,9 @@ use std::collections::{HashMap, HashSet};
 use crate::link::Graph;
 use crate::model::DefKind;
 
+/// The mention score of a definition the question names outright.
+pub const NAMED: f32 = 3.0;
+
 /// Identifiers and paths the question mentions, lower-cased.
 pub struct Mentions {
     /// Last segments of code-shaped identifiers (`get_auth_from_url`, `resolve_redirects`).
@@ -70,8 +73,8 @@ impl Mentions {
         self.names.is_empty() && self.paths.is_empty()
     }
 
-    /// A score per node: 3 for a node named as mentioned, 1 for being in a mentioned file
-    /// (2 for the file node itself).
+    /// A score per node: [`NAMED`] (3) for a node named as mentioned, 1 for being in a
+    /// mentioned file (2 for the file node itself).
     pub fn scores(&self, g: &Graph) -> Vec<f32> {
         let mut scores = vec![0.0f32; g.nodes.len()];
         if self.is_empty() {
@@ -95,7 +98,7 @@ impl Mentions {
             if !matches!(def.kind, DefKind::File | DefKind::Region)
                 && self.names.contains(&def.name.to_lowercase())
             {
-                s += 3.0;
+                s += NAMED;
             }
             if let Some(&h) = file_hits.get(&file) {
                 s += if def.kind == DefKind::File {

@@ -297,12 +297,9 @@ fn signals(
         s.mention = Some(r)
     });
 
-    // A short question that names a definition asks for it, test or not; a long issue names
-    // failing tests in passing.
-    let named_in_short = !is_long_question(terms);
     for r in fused.values_mut() {
         let def = g.def(r.node);
-        let named = named_in_short && mention_scores[r.node as usize] >= 3.0;
+        let named = named_by_short_question(terms, mention_scores[r.node as usize]);
         if def.is_test && !intent.tests && !named {
             r.score *= 0.3;
         }
@@ -373,6 +370,12 @@ fn pool_features(
     candidates.into_iter().zip(xs).collect()
 }
 
+/// Whether a node with mention score `mention` is named outright by a short question: such
+/// a question asks for it, test or not (a long issue names failing tests in passing).
+fn named_by_short_question(terms: &[(String, f32)], mention: f32) -> bool {
+    mention >= mentions::NAMED && !is_long_question(terms)
+}
+
 /// Ranks all nodes of `g` for `question`. `semantic` holds cosine similarities per node for
 /// the nodes that have vectors (NaN or missing = no vector yet).
 ///
@@ -410,15 +413,12 @@ pub fn rank(
                 .collect(),
         );
     };
-    // A short question that names a definition asks for it, test or not (fusion's rule): the
-    // model scores a named test as it would the same code outside a test.
-    let named_in_short = !is_long_question(terms);
+    // The model scores a test the question names as it would the same code outside a test.
     let is_test = features::index_of("is_test");
     let scored: Vec<Ranked> = pool_features(g, ix, &s, question, terms)
         .into_iter()
         .map(|(node, mut x)| {
-            if named_in_short
-                && s.mention[node as usize] >= 3.0
+            if named_by_short_question(terms, s.mention[node as usize])
                 && let Some(i) = is_test
             {
                 x[i] = 0.0;
