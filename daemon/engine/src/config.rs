@@ -64,8 +64,8 @@ pub const VARIABLES: &[Variable] = &[
         matters: true,
     },
     Variable {
-        name: "FITTOK_PPR_ITER",
-        doc: "personalised PageRank iterations (tuning; default 20)",
+        name: "FITTOK_PPR_TOLERANCE",
+        doc: "personalised PageRank: unspread mass left per edge (tuning; default 1e-6)",
         matters: false,
     },
     Variable {
@@ -190,9 +190,16 @@ impl Config {
                 mention: w[4],
             };
         }
-        if let Some(v) = get("FITTOK_PPR_ITER") {
-            c.rank.ppr_iterations =
-                number("FITTOK_PPR_ITER", &v, "expected a number of iterations")?;
+        if let Some(v) = get("FITTOK_PPR_TOLERANCE") {
+            let t: f32 = number("FITTOK_PPR_TOLERANCE", &v, "expected a positive number")?;
+            if !(t.is_finite() && t > 0.0) {
+                return Err(ConfigError {
+                    name: "FITTOK_PPR_TOLERANCE",
+                    value: v,
+                    expected: "expected a positive number",
+                });
+            }
+            c.rank.ppr_tolerance = t;
         }
         if let Some(v) = get("FITTOK_NODE_CAPS") {
             let xs: Vec<usize> = numbers(
@@ -252,7 +259,7 @@ impl Config {
                     w.content, w.summary, w.semantic, w.graph, w.mention
                 ),
             ),
-            ("FITTOK_PPR_ITER", self.rank.ppr_iterations.to_string()),
+            ("FITTOK_PPR_TOLERANCE", self.rank.ppr_tolerance.to_string()),
             (
                 "FITTOK_NODE_CAPS",
                 format!(
@@ -298,7 +305,7 @@ mod tests {
             ("FITTOK_EMBED_HALF", "on"),
             ("FITTOK_EMBED_BATCH_THREADS", "3"),
             ("FITTOK_RANK_WEIGHTS", "1,2,3,4,5"),
-            ("FITTOK_PPR_ITER", "7"),
+            ("FITTOK_PPR_TOLERANCE", "0.00001"),
             ("FITTOK_NODE_CAPS", "3,9,1"),
             ("FITTOK_HEADERS", "4"),
         ];
@@ -319,6 +326,7 @@ mod tests {
             ("FITTOK_SCRUB", "maybe"),
             ("FITTOK_RANK_WEIGHTS", "1,2"),
             ("FITTOK_NODE_CAPS", "0,8,2"),
+            ("FITTOK_PPR_TOLERANCE", "-1"),
             ("FITTOK_MAX_FILE_BYTES", "big"),
         ] {
             let e = Config::from_vars(None, vars(&[(name, value)])).unwrap_err();

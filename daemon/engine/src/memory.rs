@@ -5,7 +5,7 @@
 use std::mem::size_of;
 
 use crate::index::bm25::Bm25;
-use crate::index::pagerank::Transitions;
+use crate::index::pagerank::Neighbours;
 use crate::index::{Index, Sources};
 use crate::lines::LineIndex;
 use crate::link::Graph;
@@ -96,7 +96,7 @@ pub fn bm25(ix: &Bm25) -> usize {
     ix.heap_bytes()
 }
 
-pub fn transitions(t: &Transitions) -> usize {
+pub fn walk(t: &Neighbours) -> usize {
     t.heap_bytes()
 }
 
@@ -119,7 +119,7 @@ pub fn parts(
         ),
         part(
             "pagerank",
-            vec_bytes(&ix.pagerank) + transitions(&ix.transitions),
+            vec_bytes(&ix.pagerank) + walk(&ix.walk),
         ),
         part("line index", lines.heap_bytes()),
         part("vectors", vectors),

@@ -23,7 +23,7 @@ pub struct Index {
     pub pagerank: Vec<f32>,
     /// The graph's semantic edges (calls, references, inheritance) in both directions: the
     /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
-    pub transitions: pagerank::Transitions,
+    pub walk: pagerank::Neighbours,
     /// A hash of each node's summary text: an update re-tokenizes only the summaries whose
     /// text changed.
     summary_hash: Vec<u64>,
@@ -253,7 +253,7 @@ impl Index {
             && self.summary_hash == other.summary_hash
     }
 
-    /// The rest of an index: global PageRank and the personalised walk's transitions.
+    /// The rest of an index: global PageRank and the personalised walk's neighbours.
     fn with_ranks(
         g: &Graph,
         content: bm25::Bm25,
@@ -273,12 +273,12 @@ impl Index {
         );
         let mut walk_edges = rank_edges.clone();
         walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
-        let transitions = pagerank::Transitions::new(g.nodes.len(), &walk_edges);
+        let walk = pagerank::Neighbours::new(g.nodes.len(), &walk_edges);
         Index {
             content,
             summary,
             pagerank,
-            transitions,
+            walk,
             summary_hash,
         }
     }

@@ -1,8 +1,11 @@
-//! PageRank by sparse power iteration: O(iterations × edges), so 50k nodes take milliseconds.
+//! PageRank two ways. The global ranks: sparse power iteration, O(iterations × edges), once per
+//! snapshot. The personalised ranks of a question: forward push from its seeds, whose work
+//! follows the mass it moves rather than the graph's size — a power iteration per question
+//! took 69 % of a warm query's time on kafka (115k nodes, 1M walk edges: ~30 ms for 20 steps).
 
 /// A directed graph laid out for power iteration: in-edges grouped by target (so each node
 /// pulls from its sources, reading memory in order) and each source's share precomputed.
-/// Built once per snapshot; personalised PageRank runs on it per query.
+/// Built for the global ranks, then dropped.
 pub struct Transitions {
     n: usize,
     /// `sources[in_start[v]..in_start[v + 1]]` are the nodes with an edge to `v`.
@@ -11,13 +14,6 @@ pub struct Transitions {
     /// 1 / out-degree, 0 for nodes without out-edges.
     share: Vec<f32>,
     dangling: Vec<u32>,
-}
-
-impl Transitions {
-    /// Heap bytes of the walk's arrays.
-    pub fn heap_bytes(&self) -> usize {
-        (self.in_start.capacity() + self.sources.capacity() + self.share.capacity()) * 4
-    }
 }
 
 impl Transitions {
@@ -101,6 +97,114 @@ pub fn pagerank(walk: &Transitions, teleport: Option<&[f32]>, max_iter: usize) -
     rank
 }
 
+/// A directed graph laid out for pushing mass along out-edges: targets grouped by source.
+/// Built once per snapshot; [`personalised`] runs on it per question.
+pub struct Neighbours {
+    /// `targets[start[u]..start[u + 1]]` are the nodes `u` has an edge to.
+    start: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Neighbours {
+    pub fn new(n: usize, edges: &[(u32, u32)]) -> Neighbours {
+        let mut start = vec![0u32; n + 1];
+        for &(from, _) in edges {
+            start[from as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut targets = vec![0u32; edges.len()];
+        for &(from, to) in edges {
+            targets[fill[from as usize] as usize] = to;
+            fill[from as usize] += 1;
+        }
+        Neighbours { start, targets }
+    }
+
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn of(&self, u: u32) -> &[u32] {
+        &self.targets[self.start[u as usize] as usize..self.start[u as usize + 1] as usize]
+    }
+
+    fn degree(&self, u: u32) -> u32 {
+        self.start[u as usize + 1] - self.start[u as usize]
+    }
+
+    /// Heap bytes of the arrays.
+    pub fn heap_bytes(&self) -> usize {
+        (self.start.capacity() + self.targets.capacity()) * 4
+    }
+}
+
+/// The residual mass per out-edge that [`personalised`] leaves unpushed. The answer is within
+/// this × (edges + nodes) of the exact ranks in L1 — 1e-6 on kafka's million walk edges is
+/// ~1 % of the mass, spread over nodes far below any ranked one.
+pub const PUSH_TOLERANCE: f32 = 1e-6;
+
+/// Personalised PageRank by forward push (Andersen, Chung and Lang): the random surfer jumps
+/// back to the nodes of `teleport` (non-negative weights, one per node) and, from a node with
+/// no out-edges, jumps there too — the same fixed point [`pagerank`] iterates to. Every node
+/// holding more than `tolerance` × its out-degree of unspread mass passes 15 % of it to its rank
+/// and the rest along its edges, until none does. All zeros when `teleport` has no positive
+/// weight or the wrong length.
+pub fn personalised(walk: &Neighbours, teleport: &[f32], tolerance: f32) -> Vec<f32> {
+    const DAMPING: f32 = 0.85;
+    let n = walk.len();
+    let mut rank = vec![0.0f32; n];
+    let positive = |w: f32| w.is_finite() && w > 0.0;
+    let total: f32 = teleport.iter().copied().filter(|&w| positive(w)).sum();
+    if teleport.len() != n || total <= 0.0 {
+        return rank;
+    }
+    let seeds: Vec<(u32, f32)> = (0..n as u32)
+        .filter(|&v| positive(teleport[v as usize]))
+        .map(|v| (v, teleport[v as usize] / total))
+        .collect();
+    let mut residual = vec![0.0f32; n];
+    let mut queued = vec![false; n];
+    let mut queue = std::collections::VecDeque::new();
+    for &(s, w) in &seeds {
+        residual[s as usize] = w;
+        queued[s as usize] = true;
+        queue.push_back(s);
+    }
+    let tolerance = tolerance.max(f32::MIN_POSITIVE);
+    while let Some(u) = queue.pop_front() {
+        queued[u as usize] = false;
+        let mass = std::mem::take(&mut residual[u as usize]);
+        rank[u as usize] += (1.0 - DAMPING) * mass;
+        let mut pass = |v: u32, m: f32| {
+            let r = &mut residual[v as usize];
+            *r += m;
+            if !queued[v as usize] && *r > tolerance * walk.degree(v).max(1) as f32 {
+                queued[v as usize] = true;
+                queue.push_back(v);
+            }
+        };
+        let out = walk.of(u);
+        if out.is_empty() {
+            for &(s, w) in &seeds {
+                pass(s, DAMPING * mass * w);
+            }
+        } else {
+            let share = DAMPING * mass / out.len() as f32;
+            for &v in out {
+                pass(v, share);
+            }
+        }
+    }
+    rank
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +228,56 @@ mod tests {
         seed[0] = 1.0;
         let r = pagerank(&Transitions::new(4, &[(0, 1), (2, 3)]), Some(&seed), 20);
         assert!(r[1] > r[3]);
+        let r = personalised(&Neighbours::new(4, &[(0, 1), (2, 3)]), &seed, PUSH_TOLERANCE);
+        assert!(r[1] > 0.0 && r[3] == 0.0 && r[2] == 0.0);
+    }
+
+    /// A small deterministic generator, so the graph is the same on every run.
+    fn lcg(state: &mut u64) -> u32 {
+        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (*state >> 33) as u32
+    }
+
+    #[test]
+    fn push_agrees_with_power_iteration_within_its_tolerance() {
+        // A random graph with hubs, dangling nodes and isolated ones; three seeds.
+        let n = 600usize;
+        let mut state = 7u64;
+        let mut edges = Vec::new();
+        for _ in 0..2400 {
+            let from = lcg(&mut state) % 500; // 500..600 never point anywhere
+            let to = if lcg(&mut state) % 4 == 0 { lcg(&mut state) % 10 } else { lcg(&mut state) % n as u32 };
+            edges.push((from, to));
+        }
+        let mut seed = vec![0.0f32; n];
+        seed[3] = 1.0;
+        seed[42] = 0.5;
+        seed[550] = 0.25;
+        let exact = pagerank(&Transitions::new(n, &edges), Some(&seed), 500);
+        for tolerance in [1e-5f32, 1e-6, 1e-7] {
+            let pushed = personalised(&Neighbours::new(n, &edges), &seed, tolerance);
+            let l1: f32 = exact.iter().zip(&pushed).map(|(a, b)| (a - b).abs()).sum();
+            let bound = tolerance * (edges.len() + n) as f32 + 1e-4;
+            assert!(l1 <= bound, "tolerance {tolerance}: L1 {l1} > {bound}");
+            // Push never overshoots: what is left unspread is only ever missing.
+            assert!(exact.iter().zip(&pushed).all(|(a, b)| *b <= a + 1e-5));
+        }
+        // The order of the best nodes is the exact one.
+        let top = |r: &[f32]| {
+            let mut v: Vec<u32> = (0..n as u32).collect();
+            v.sort_by(|&a, &b| r[b as usize].total_cmp(&r[a as usize]).then(a.cmp(&b)));
+            v.truncate(10);
+            v
+        };
+        let pushed = personalised(&Neighbours::new(n, &edges), &seed, PUSH_TOLERANCE);
+        assert_eq!(top(&exact), top(&pushed));
+    }
+
+    #[test]
+    fn push_without_seeds_or_with_the_wrong_length_is_all_zero() {
+        let walk = Neighbours::new(3, &[(0, 1), (1, 2)]);
+        assert!(personalised(&walk, &[0.0; 3], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
+        assert!(personalised(&walk, &[1.0; 2], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
+        assert!(personalised(&walk, &[f32::NAN, 0.0, 0.0], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
     }
 }

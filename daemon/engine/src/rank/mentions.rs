@@ -91,14 +91,26 @@ impl Mentions {
                 file_hits.insert(fi as u32, 1.0);
             }
         }
+        // Every node's name is compared, on every question: lower-case it into one buffer, and
+        // only when its length is one a mentioned name has (a String per node was 6 % of a
+        // warm query on kafka's 115k nodes).
+        let lengths = self
+            .names
+            .iter()
+            .fold(0u64, |m, n| m | 1u64 << n.len().min(63));
+        let mut lower = String::new();
         for node in 0..g.nodes.len() as u32 {
             let def = g.def(node);
             let file = g.nodes[node as usize].file;
             let mut s = 0.0;
             if !matches!(def.kind, DefKind::File | DefKind::Region)
-                && self.names.contains(&def.name.to_lowercase())
+                && (!def.name.is_ascii() || lengths & 1u64 << def.name.len().min(63) != 0)
             {
-                s += NAMED;
+                lower.clear();
+                lower.extend(def.name.chars().flat_map(char::to_lowercase));
+                if self.names.contains(lower.as_str()) {
+                    s += NAMED;
+                }
             }
             if let Some(&h) = file_hits.get(&file) {
                 s += if def.kind == DefKind::File {

@@ -11,7 +11,7 @@ pub mod learned;
 pub mod mentions;
 
 use crate::index::Index;
-use crate::index::pagerank::pagerank;
+use crate::index::pagerank::personalised;
 use crate::link::Graph;
 use crate::model::DefKind;
 
@@ -79,16 +79,16 @@ impl Default for Weights {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tuning {
     pub weights: Weights,
-    /// Personalised PageRank iterations: walks longer than 20 steps carry under 4 % of a
-    /// seed's mass (0.85^20), and each step costs a pass over every edge.
-    pub ppr_iterations: usize,
+    /// Personalised PageRank: the unspread mass per out-edge its push may leave (see
+    /// [`crate::index::pagerank::PUSH_TOLERANCE`]).
+    pub ppr_tolerance: f32,
 }
 
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
             weights: Weights::default(),
-            ppr_iterations: 20,
+            ppr_tolerance: crate::index::pagerank::PUSH_TOLERANCE,
         }
     }
 }
@@ -260,12 +260,18 @@ fn signals(
     let mut graph_rank = Vec::new();
     let mut graph = vec![0.0f32; n];
     if w.graph > 0.0 && teleport.iter().any(|&t| t > 0.0) {
-        let ppr = pagerank(&ix.transitions, Some(&teleport), tuning.ppr_iterations);
+        let ppr = personalised(&ix.walk, &teleport, tuning.ppr_tolerance);
         // Among equally reachable nodes, prefer the ones central to the whole graph.
         graph = ppr
             .iter()
             .zip(&ix.pagerank)
-            .map(|(p, g)| p * (1.0 + (g * n as f32).ln_1p()))
+            .map(|(&p, g)| {
+                if p > 0.0 {
+                    p * (1.0 + (g * n as f32).ln_1p())
+                } else {
+                    0.0
+                }
+            })
             .collect();
         graph_rank = order(&graph, GRAPH_DEPTH);
     }
