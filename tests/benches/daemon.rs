@@ -7,6 +7,11 @@
 //! daemon once every node is embedded (p50/p99 over RUNS runs, default 200) and, for 50 runs,
 //! while the background embedder still works, the in-daemon query time, the warm-restart
 //! time (stop, then the first answer of a new daemon), and the daemon's RSS.
+//!
+//! `MODEL=off` runs without an embedding model — the scale figures of a large repository
+//! (issue 15: apache/kafka), where embedding everything takes hours: the same columns, with
+//! nothing to embed. `DAEMONS=a/fittokd,b/fittokd` runs every repository once per daemon
+//! binary (a baseline side by side with the build under test); default: the built one.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +33,10 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 struct Env {
     socket: PathBuf,
     cache: PathBuf,
+    /// The model directory, or one that does not exist (`MODEL=off`).
+    model: PathBuf,
+    /// The daemon binary `fittok` starts.
+    daemon: PathBuf,
 }
 
 impl Env {
@@ -36,7 +45,8 @@ impl Env {
             .args(args)
             .env("FITTOK_SOCKET", &self.socket)
             .env("FITTOK_CACHE_DIR", &self.cache)
-            .env("FITTOK_EMBED_MODEL", model_dir())
+            .env("FITTOK_EMBED_MODEL", &self.model)
+            .env("FITTOK_DAEMON_BIN", &self.daemon)
             .env_remove("FITTOK_MAX_BUDGET")
             .output()
             .expect("run fittok")
@@ -95,17 +105,24 @@ fn measure(env: &Env, path: &str, runs: usize, tag: &str) -> (Vec<f64>, Vec<f64>
     (wall, inside)
 }
 
-fn bench_repo(repo: &Path, runs: usize) {
+fn bench_repo(repo: &Path, runs: usize, daemon: &Path, model: bool) {
     let dir = std::env::temp_dir().join(format!("fittok-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let env = Env {
         socket: dir.join("run/fittokd.sock"),
         cache: dir.join("cache"),
+        model: if model {
+            model_dir()
+        } else {
+            dir.join("no-model")
+        },
+        daemon: daemon.to_path_buf(),
     };
     let path = repo.to_str().expect("UTF-8 path");
     let name = repo
         .file_name()
         .map_or(path.into(), |n| n.to_string_lossy());
+    let name = format!("{name} ({})", daemon.display());
 
     let first = env.timed(&["query", path, QUESTIONS[0], "--budget", "4000"]);
     // Warm-up, then the measured runs.
@@ -154,15 +171,27 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(200);
     if args.is_empty() {
-        eprintln!("usage: cargo bench -p fittok-e2e --bench daemon -- REPO…  (RUNS=200)");
+        eprintln!(
+            "usage: cargo bench -p fittok-e2e --bench daemon -- REPO…  (RUNS=200, MODEL=off, DAEMONS=a,b)"
+        );
         return;
     }
-    println!("runs per repository: {runs}");
+    let model = std::env::var("MODEL").map_or(true, |m| m != "off");
+    let daemons: Vec<PathBuf> = std::env::var("DAEMONS").map_or_else(
+        |_| vec![bin("fittokd")],
+        |d| d.split(',').map(PathBuf::from).collect(),
+    );
+    println!(
+        "runs per repository: {runs}; model: {}",
+        if model { "on" } else { "off" }
+    );
     println!(
         "| repo | nodes | first answer (cold daemon, new repo) | CLI query p50 / p99 (warm) | in-daemon p50 / p99 (warm) | CLI p50 while embedding | warm restart → answer | RSS after queries / all embedded | embed rest |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for repo in args {
-        bench_repo(Path::new(&repo), runs);
+        for daemon in &daemons {
+            bench_repo(Path::new(&repo), runs, daemon, model);
+        }
     }
 }
