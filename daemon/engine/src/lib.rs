@@ -20,6 +20,7 @@ pub mod link;
 pub mod memory;
 pub mod model;
 pub mod pack;
+mod par;
 pub mod parse;
 pub mod question;
 pub mod rank;

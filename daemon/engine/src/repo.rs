@@ -217,6 +217,7 @@ pub fn build_with_sources(
         errors: listing.errors,
     };
     let mut kept: Vec<(Arc<ParsedFile>, Arc<[u8]>, FileStamp)> = Vec::new();
+    let mut to_read = Vec::new();
     for listed in &listing.files {
         let previous = opts.previous.and_then(|p| {
             if p.changed.contains(&listed.path) {
@@ -228,14 +229,17 @@ pub fn build_with_sources(
         });
         match previous {
             Some(f) => kept.push((f.parsed.clone(), f.source.clone(), f.stamp)),
-            None => match read(root, listed, walk_opts) {
-                Ok(file) => report.files.push(file),
-                Err(reason) => {
-                    report
-                        .skipped
-                        .push((listed.path.clone(), Some(listed.lang), reason))
-                }
-            },
+            None => to_read.push(listed),
+        }
+    }
+    // Reading, classifying and scrubbing are per file: on every core.
+    let read_all = crate::par::map(&to_read, |listed| read(root, listed, walk_opts));
+    for (listed, file) in to_read.into_iter().zip(read_all) {
+        match file {
+            Ok(file) => report.files.push(file),
+            Err(reason) => report
+                .skipped
+                .push((listed.path.clone(), Some(listed.lang), reason)),
         }
     }
     report.skipped.sort();

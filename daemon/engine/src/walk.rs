@@ -278,8 +278,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<WalkReport, WalkError> {
         skipped: listing.skipped,
         errors: listing.errors,
     };
-    for listed in &listing.files {
-        match read(root, listed, opts) {
+    let read_all = crate::par::map(&listing.files, |listed| read(root, listed, opts));
+    for (listed, file) in listing.files.iter().zip(read_all) {
+        match file {
             Ok(file) => report.files.push(file),
             Err(reason) => report
                 .skipped
