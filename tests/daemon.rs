@@ -150,15 +150,30 @@ fn restart_serves_from_the_warm_cache() {
         "index waits for every vector"
     );
 
+    // The daemon writes the repository's snapshot in the background after the first build.
+    let snapshots = env.cache.join("snapshots");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let has_snapshot = || {
+        std::fs::read_dir(&snapshots).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".snap"))
+        })
+    };
+    while !has_snapshot() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(has_snapshot(), "no snapshot in {}", snapshots.display());
+
     ok(&env.fittok(&["daemon", "restart"]));
     assert_eq!(env.daemon_pids().len(), 1);
     let t = Instant::now();
     let again = ok(&env.fittok(&["index", path, "--no-wait"]));
     let secs = t.elapsed().as_secs_f32();
     assert!(
-        again.contains("(3 from cache)"),
-        "no file re-parsed: {again}"
+        again.contains("(3 from cache)") && again.contains("restored from the snapshot"),
+        "no file re-parsed, nothing linked or indexed again: {again}"
     );
+    assert_answers_vat(&env, &repo);
     let status = status_json(&env);
     assert_eq!(
         status["repos"][0]["semantic_coverage"], 1.0,

@@ -1,5 +1,7 @@
 //! Computes FITTOK_PARSER_ID: a hash of the sources that decide what a file parses to (the
-//! walk, the scrubber, the parser), so the parse cache drops entries made by any other build.
+//! walk, the scrubber, the parser), so the parse cache drops entries made by any other build;
+//! and FITTOK_ENGINE_ID, a hash of every engine source, so a snapshot of a whole resident
+//! repository (graph and indexes, `snapshot.rs`) is only ever read by the build that wrote it.
 
 use std::path::Path;
 
@@ -37,4 +39,10 @@ fn main() {
         feed(&mut h, Path::new(p));
     }
     println!("cargo:rustc-env=FITTOK_PARSER_ID={h:016x}");
+    let mut engine: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in ["src", "Cargo.toml", "build.rs"] {
+        println!("cargo:rerun-if-changed={p}");
+        feed(&mut engine, Path::new(p));
+    }
+    println!("cargo:rustc-env=FITTOK_ENGINE_ID={engine:016x}");
 }

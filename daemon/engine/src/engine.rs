@@ -12,6 +12,7 @@ use crate::lines::line_starts;
 use crate::pack::Packer;
 use crate::pack::block::{Mode, node_id, render};
 use crate::rank::rank;
+use crate::snapshot;
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
 use crate::store::Store;
@@ -133,6 +134,8 @@ pub struct IndexTimings {
     pub embedded: usize,
     /// Files whose parse came from the cache.
     pub reused: usize,
+    /// Reading the repository's snapshot (graph and indexes), when one was restored.
+    pub snapshot: Duration,
 }
 
 /// How much embedding work `enable_semantic` may do now.
@@ -168,6 +171,8 @@ pub struct Engine {
     /// "current", or what is pending (set by whoever keeps the engine fresh).
     pub freshness: String,
     config: Arc<Config>,
+    /// Restored from a snapshot that matched the repository: saving it again writes nothing new.
+    restored: bool,
 }
 
 /// The store in `cache_dir`, or `None` (logged) when it cannot be opened — for example
@@ -252,6 +257,9 @@ impl Engine {
         progress: Option<Progress<'_>>,
     ) -> Result<Engine, EngineError> {
         let root = path.canonicalize().unwrap_or_else(|_| PathBuf::from(path));
+        if let Some(restored) = Self::restore(&root, &config, &store, progress) {
+            return restored;
+        }
         let (repo, sources) = repo::build_with_sources(
             &root,
             BuildOptions {
@@ -275,7 +283,90 @@ impl Engine {
             store,
             freshness: "current".into(),
             config,
+            restored: false,
         })
+    }
+
+    /// The engine of `root` from its snapshot in the cache directory, brought up to date by
+    /// [`Engine::update`] when files changed since (so it equals a fresh build either way);
+    /// `None` when there is no usable snapshot.
+    fn restore(
+        root: &Path,
+        config: &Arc<Config>,
+        store: &Option<Arc<Store>>,
+        progress: Option<Progress<'_>>,
+    ) -> Option<Result<Engine, EngineError>> {
+        let path = snapshot::path_for(config.cache_dir.as_deref()?, root);
+        let t = Instant::now();
+        let restored = match snapshot::load(&path, root, &config.walk) {
+            Ok(Some(r)) => r,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(error = %e, "snapshot unusable; building afresh");
+                return None;
+            }
+        };
+        let loaded = t.elapsed();
+        let files = restored.sources.len();
+        let mut repo = restored.repo;
+        repo.timings = repo::Timings {
+            reused: files,
+            ..repo::Timings::default()
+        };
+        let mut engine = Engine {
+            lines: crate::lines::LineIndex::new(files),
+            boilerplate: crate::question::Boilerplate::load(root),
+            repo,
+            sources: restored.sources,
+            index: restored.index,
+            timings: IndexTimings {
+                snapshot: loaded,
+                reused: files,
+                ..IndexTimings::default()
+            },
+            semantic: None,
+            semantic_note: Some("semantic ranking off".into()),
+            pending_hint: "`fittok index` completes them",
+            store: store.clone(),
+            freshness: "current".into(),
+            config: config.clone(),
+            restored: true,
+        };
+        let t = Instant::now();
+        let stale = match engine.stale_paths() {
+            Ok(stale) => stale,
+            Err(e) => return Some(Err(e)),
+        };
+        engine.timings.walk = t.elapsed();
+        if stale.is_empty() {
+            tracing::debug!(files, ms = loaded.as_millis() as u64, "restored from snapshot");
+            return Some(Ok(engine));
+        }
+        tracing::debug!(files, changed = stale.len(), "snapshot restored, then updated");
+        Some(engine.update(stale.into_iter().collect(), progress))
+    }
+
+    /// Writes this engine's snapshot to the cache directory (nothing without one, or when it
+    /// was just restored from an identical snapshot), so the next open only checks stamps.
+    pub fn save_snapshot(&self) -> Result<(), snapshot::SnapshotError> {
+        let Some(dir) = self.config.cache_dir.as_deref() else {
+            return Ok(());
+        };
+        if self.restored {
+            return Ok(());
+        }
+        snapshot::save(
+            &snapshot::path_for(dir, &self.repo.root),
+            &self.repo,
+            &self.sources,
+            &self.index,
+            &self.config.walk,
+        )
+    }
+
+    /// Whether this engine came from a snapshot that matched the repository as it is.
+    pub fn is_restored(&self) -> bool {
+        self.restored
     }
 
     /// Loads the embedding model and the cached vectors, then embeds what is missing as far
@@ -374,6 +465,7 @@ impl Engine {
             store: self.store.clone(),
             freshness: self.freshness.clone(),
             config: self.config.clone(),
+            restored: false,
         })
     }
 

@@ -27,6 +27,7 @@ pub mod rank;
 pub mod render;
 pub mod repo;
 pub mod scrub;
+pub mod snapshot;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;

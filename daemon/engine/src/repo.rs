@@ -12,7 +12,7 @@ use crate::parse::parse_file;
 use crate::store::{FileStamp, Store, fnv};
 use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, list, read};
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Timings {
     pub walk: Duration,
     pub parse: Duration,
@@ -56,6 +56,7 @@ pub struct BuildOptions<'a> {
 }
 
 /// The graph of a repository plus what was skipped.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct RepoGraph {
     pub root: PathBuf,
     pub graph: Graph,

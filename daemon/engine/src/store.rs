@@ -27,7 +27,7 @@ pub const PARSER_ID: u64 = match u64::from_str_radix(env!("FITTOK_PARSER_ID"), 1
 };
 
 /// What the parse cache knows of a file besides its parse.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileStamp {
     pub size: u64,
     pub mtime_ns: u64,

@@ -71,7 +71,7 @@ impl Default for WalkOptions {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     TooLarge,
@@ -111,8 +111,10 @@ pub struct SourceFile {
     pub mtime_ns: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct WalkReport {
+    /// Emptied once a build moves the bytes to its sources, so never persisted.
+    #[serde(skip)]
     pub files: Vec<SourceFile>,
     /// (path, language if known, reason)
     pub skipped: Vec<(String, Option<Lang>, SkipReason)>,

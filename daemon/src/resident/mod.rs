@@ -489,6 +489,7 @@ impl Residents {
         self.queue_embedding(&resident, &engine);
         self.start_watching(&resident, &engine);
         self.enforce_budget(&root);
+        save_snapshot_in_background(&engine);
         Ok((resident, engine))
     }
 
@@ -523,6 +524,10 @@ impl Residents {
             reused = engine.timings.reused,
             nodes = g.nodes.len(),
             ms = t.elapsed().as_millis() as u64,
+            walk_ms = engine.timings.walk.as_millis() as u64,
+            parse_ms = engine.timings.parse.as_millis() as u64,
+            link_ms = engine.timings.link.as_millis() as u64,
+            lexical_ms = engine.timings.lexical.as_millis() as u64,
             missing_vectors = engine.semantic_missing(),
             "repository resident"
         );
@@ -659,4 +664,30 @@ fn release_free_memory() {
     // SAFETY: mi_collect only walks mimalloc's own heaps; harmless if mimalloc is not the
     // global allocator.
     unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
+/// its own, off the answer's path, so that the next daemon only checks stamps. One restored
+/// from an identical snapshot writes nothing.
+fn save_snapshot_in_background(engine: &Arc<Engine>) {
+    if engine.is_restored() {
+        return;
+    }
+    let engine = engine.clone();
+    let spawned = std::thread::Builder::new()
+        .name("fittok-snapshot".into())
+        .spawn(move || {
+            let t = Instant::now();
+            match engine.save_snapshot() {
+                Ok(()) => tracing::debug!(
+                    repo = %engine.repo.root.display(),
+                    ms = t.elapsed().as_millis() as u64,
+                    "snapshot saved"
+                ),
+                Err(e) => tracing::warn!(error = %e, "snapshot not saved"),
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "snapshot not saved: no thread");
+    }
 }

@@ -184,11 +184,16 @@ impl Fittok for FittokService {
                 g.nodes.len() as u64,
                 g.nodes.len() as u64,
                 format!(
-                    "{} files ({} from cache), {} nodes, {} edges; lexical ranking ready in {} ms",
+                    "{} files ({} from cache), {} nodes, {} edges; {} in {} ms",
                     g.files.len(),
                     engine.timings.reused,
                     g.nodes.len(),
                     g.edges.len(),
+                    if engine.is_restored() {
+                        "restored from the snapshot"
+                    } else {
+                        "lexical ranking ready"
+                    },
                     t.elapsed().as_millis()
                 ),
             );

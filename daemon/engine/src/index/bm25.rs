@@ -92,6 +92,7 @@ impl Bm25Builder {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Bm25 {
     terms: HashMap<String, u32, FnvBuild>,
     postings: Vec<Vec<(u32, u32)>>,

@@ -17,6 +17,7 @@ pub type Sources = Vec<Arc<[u8]>>;
 /// containers are represented by their own text minus their members (see [`node_text`]).
 const MAX_DOC_BYTES: usize = 32 * 1024;
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Index {
     pub content: bm25::Bm25,
     pub summary: bm25::Bm25,

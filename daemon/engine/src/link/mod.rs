@@ -11,13 +11,13 @@ mod resolve;
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use modules::{ModuleIndex, dir_of, rust_module};
 
 use crate::model::{DefKind, Definition, Lang, ParsedFile, RefKind};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     Calls,
@@ -39,7 +39,7 @@ impl EdgeKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Edge {
     pub from: u32,
     pub to: u32,
@@ -47,14 +47,14 @@ pub struct Edge {
 }
 
 /// A node is one definition of one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeRef {
     pub file: u32,
     pub def: u32,
 }
 
 /// Per-file resolution counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStats {
     pub references: u32,
     pub resolved: u32,
@@ -63,7 +63,7 @@ pub struct FileStats {
 }
 
 /// The code graph: files, their definitions as nodes, and resolved edges.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Graph {
     pub files: Vec<Arc<ParsedFile>>,
     pub nodes: Vec<NodeRef>,
