@@ -6,7 +6,7 @@
 //! a never-seen repository (daemon start included), `fittok query` wall time through the warm
 //! daemon once every node is embedded (p50/p99 over RUNS runs, default 200) and, for 50 runs,
 //! while the background embedder still works, the in-daemon query time, the warm-restart
-//! time (stop, then the first answer of a new daemon), and the daemon's RSS.
+//! time (stop, then the first answer of a new daemon, and its RSS), and the daemon's RSS.
 //!
 //! `MODEL=off` runs without an embedding model — the scale figures of a large repository
 //! (issue 15: apache/kafka), where embedding everything takes hours: the same columns, with
@@ -142,12 +142,14 @@ fn bench_repo(repo: &Path, runs: usize, daemon: &Path, model: bool) {
     let nodes = status["repos"][0]["nodes"].as_u64().unwrap_or(0);
     env.timed(&["daemon", "stop"]);
     let restart = env.timed(&["query", path, QUESTIONS[1], "--budget", "4000"]);
-    let coverage = env.status()["repos"][0]["semantic_coverage"]
+    let restarted = env.status();
+    let coverage = restarted["repos"][0]["semantic_coverage"]
         .as_f64()
         .unwrap_or(0.0);
+    let rss_restarted = restarted["rss_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
     env.timed(&["daemon", "stop"]);
     println!(
-        "| {name} | {nodes} | {first:.0} ms | {:.1} / {:.1} ms | {:.1} / {:.1} ms | {:.1} ms | {restart:.0} ms (coverage {:.0}%) | {rss_queries:.0} MB / {rss_full:.0} MB | {embed_s:.1} s |",
+        "| {name} | {nodes} | {first:.0} ms | {:.1} / {:.1} ms | {:.1} / {:.1} ms | {:.1} ms | {restart:.0} ms (coverage {:.0}%, then RSS {rss_restarted:.0} MB) | {rss_queries:.0} MB / {rss_full:.0} MB | {embed_s:.1} s |",
         pct(&wall, 0.5),
         pct(&wall, 0.99),
         pct(&inside, 0.5),

@@ -490,6 +490,9 @@ impl Residents {
         self.start_watching(&resident, &engine);
         self.enforce_budget(&root);
         save_snapshot_in_background(&engine);
+        // A build's transient buffers (parse trees, token maps, a snapshot's metadata) were
+        // freed on this thread: give their pages back.
+        release_free_memory();
         Ok((resident, engine))
     }
 
