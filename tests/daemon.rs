@@ -149,6 +149,12 @@ fn restart_serves_from_the_warm_cache() {
         status["repos"][0]["semantic_coverage"], 1.0,
         "index waits for every vector"
     );
+    assert_eq!(
+        status["repos"][0]["semantic_priority_coverage"], 1.0,
+        "{status}"
+    );
+    let shown = ok(&env.fittok(&["status"]));
+    assert!(shown.contains("semantic 100% (priority set 100%)"), "{shown}");
 
     // The daemon writes the repository's snapshot in the background after the first build.
     let snapshots = env.cache.join("snapshots");

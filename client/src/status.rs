@@ -82,13 +82,14 @@ pub fn text(s: &StatusReply) -> String {
     }
     for r in &s.repos {
         out.push_str(&format!(
-            "{}\n  {} · {} files · {} nodes · {} edges · semantic {:.0}% · {} · indexed {} · ~{:.0} MB\n",
+            "{}\n  {} · {} files · {} nodes · {} edges · semantic {:.0}% (priority set {:.0}%) · {} · indexed {} · ~{:.0} MB\n",
             r.path,
             r.state,
             r.files,
             r.nodes,
             r.edges,
             r.semantic_coverage * 100.0,
+            r.semantic_priority_coverage * 100.0,
             r.freshness,
             ago(r.indexed_at_ms),
             mb(r.memory_bytes)

@@ -187,6 +187,38 @@ pub fn open_store(cache_dir: &Path) -> Option<Arc<Store>> {
     }
 }
 
+/// What the background embedder takes first: nodes central to the graph (global PageRank),
+/// doubled in the files changed most recently (the newest tenth by mtime — what is being
+/// worked on is what gets asked about), public ones (a signature saying `pub`/`public`/
+/// `export`) half again, and larger ones before one-liners.
+fn embedding_priority(repo: &RepoGraph, index: &Index) -> Vec<f32> {
+    let g = &repo.graph;
+    let mut mtimes: Vec<u64> = repo.stamps.iter().map(|s| s.mtime_ns).collect();
+    mtimes.sort_unstable();
+    // The newest tenth, when the tree's mtimes say anything (a fresh clone's are all alike).
+    let recent_from = mtimes
+        .get(mtimes.len() - mtimes.len() / 10)
+        .copied()
+        .filter(|&m| mtimes.first().is_some_and(|&oldest| m > oldest))
+        .unwrap_or(u64::MAX);
+    (0..g.nodes.len() as u32)
+        .map(|n| {
+            let file = g.nodes[n as usize].file as usize;
+            let def = g.def(n);
+            let mut w = index.pagerank.get(n as usize).copied().unwrap_or(0.0);
+            if repo.stamps.get(file).is_some_and(|s| s.mtime_ns >= recent_from) {
+                w *= 2.0;
+            }
+            let sig = def.signature.trim_start();
+            if ["pub ", "pub(", "public ", "export "].iter().any(|p| sig.starts_with(p)) {
+                w *= 1.5;
+            }
+            let lines = (def.end_line.saturating_sub(def.start_line) + 1) as f32;
+            w * lines.min(40.0).sqrt()
+        })
+        .collect()
+}
+
 /// Builds the lexical indexes of a built repository, with the timings of every stage so far.
 fn lexical(
     repo: &RepoGraph,
@@ -416,8 +448,13 @@ impl Engine {
 
     /// Attaches a loaded model and the vectors the store has for this repository's nodes.
     pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
-        let index =
-            SemanticIndex::from_store(&self.repo.graph, &self.sources, self.store.as_deref(), None);
+        let index = SemanticIndex::from_store(
+            &self.repo.graph,
+            &self.sources,
+            self.store.as_deref(),
+            None,
+            &embedding_priority(&self.repo, &self.index),
+        );
         self.semantic = Some(Semantic { index, embedder });
         self.semantic_note = None;
     }
@@ -449,6 +486,7 @@ impl Engine {
                 &sources,
                 self.store.as_deref(),
                 Some(&s.index),
+                &embedding_priority(&repo, &index),
             ),
             embedder: s.embedder.clone(),
         });
@@ -574,6 +612,13 @@ impl Engine {
     /// repository's issue-template lines are dropped): callers skip loading the model if not.
     pub fn uses_semantic(&self, question: &str) -> bool {
         !is_long_question(&self.boilerplate.strip(question))
+    }
+
+    /// The share of the embedding priority set (see [`embedding_priority`]) with a vector.
+    pub fn semantic_priority_coverage(&self) -> f32 {
+        self.semantic
+            .as_ref()
+            .map_or(0.0, |s| s.index.priority_coverage())
     }
 
     pub fn semantic_coverage(&self) -> f32 {
@@ -809,6 +854,39 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recently_changed_files_are_embedded_first() {
+        let dir = temp_repo("priority", &[]);
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..12 {
+            std::fs::write(
+                dir.join(format!("m{i:02}.py")),
+                format!("def work_{i}(x):\n    y = x + 1\n    return y\n"),
+            )
+            .unwrap();
+        }
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for i in 0..12 {
+            let f = std::fs::File::options()
+                .append(true)
+                .open(dir.join(format!("m{i:02}.py")))
+                .unwrap();
+            f.set_modified(if i == 7 { old + std::time::Duration::from_secs(600) } else { old })
+                .unwrap();
+        }
+        let engine = Engine::open(&dir, Default::default()).unwrap();
+        let ix = SemanticIndex::from_store(
+            &engine.repo.graph,
+            &engine.sources,
+            None,
+            None,
+            &embedding_priority(&engine.repo, &engine.index),
+        );
+        let first = ix.pending()[0];
+        assert_eq!(engine.repo.graph.file_of(first).path, "m07.py");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn any_question_at_any_budget_answers_within_it() {

@@ -340,6 +340,9 @@ impl Fittok for FittokService {
                     nodes: g.map_or(0, |g| g.nodes.len() as u64),
                     edges: g.map_or(0, |g| g.edges.len() as u64),
                     semantic_coverage: engine.as_ref().map_or(0.0, |e| e.semantic_coverage()),
+                    semantic_priority_coverage: engine
+                        .as_ref()
+                        .map_or(0.0, |e| e.semantic_priority_coverage()),
                     freshness: r.freshness(),
                     indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
                     last_used_ms: r.last_used_ms.load(Ordering::Relaxed),

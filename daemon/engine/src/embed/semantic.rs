@@ -27,7 +27,9 @@ pub fn embed_text(g: &Graph, sources: &Sources, node: u32) -> String {
 
 /// Whether a node gets a vector. Test code and documentation sections do not: tests are
 /// demoted in ranking anyway and sections are prose the lexical signals read well; leaving
-/// them out saves a large share of the embedding work on big repositories.
+/// them out saves a large share of the embedding work on big repositories. Nor do trivial
+/// accessors (`getName`, `set_size`, `isEmpty`, `has_key` of at most three lines): a
+/// paraphrase never needs a vector to find a one-line getter, its name says what it is.
 pub fn embeddable(g: &Graph, node: u32) -> bool {
     let def = g.def(node);
     !def.is_test
@@ -35,7 +37,26 @@ pub fn embeddable(g: &Graph, node: u32) -> bool {
             def.kind,
             crate::model::DefKind::Section | crate::model::DefKind::Region
         )
+        && !is_trivial_accessor(def)
 }
+
+fn is_trivial_accessor(def: &crate::model::Definition) -> bool {
+    use crate::model::DefKind;
+    if !matches!(def.kind, DefKind::Function | DefKind::Method) || def.end_line > def.start_line + 2
+    {
+        return false;
+    }
+    let name = def.name.as_str();
+    ["get", "set", "is", "has"].iter().any(|p| {
+        name.strip_prefix(p).is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        })
+    })
+}
+
+/// Of the nodes that get a vector, this share — the first in embedding order — is the
+/// priority set whose coverage is reported on its own.
+pub const PRIORITY_SHARE: f32 = 0.1;
 
 /// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot
 /// is set once), so a snapshot shared with readers can gain vectors from a background thread
@@ -43,19 +64,25 @@ pub fn embeddable(g: &Graph, node: u32) -> bool {
 pub struct SemanticIndex {
     vectors: Vec<OnceLock<Box<[f32]>>>,
     keys: Vec<u128>,
-    eligible: Vec<bool>,
     total: usize,
     filled: AtomicUsize,
+    /// Eligible nodes in embedding order: the most likely to be asked about first.
+    order: Vec<u32>,
+    /// How many of `order`'s first nodes form the priority set.
+    priority: usize,
 }
 
 impl SemanticIndex {
     /// Looks every node's vector up in `previous` (the index of an earlier snapshot: vectors
     /// of unchanged nodes carry over even without a store), then in the store (if any).
+    /// `priority` (one weight per node, higher first) orders what the background embedder
+    /// fills.
     pub fn from_store(
         g: &Graph,
         sources: &Sources,
         store: Option<&Store>,
         previous: Option<&SemanticIndex>,
+        priority: &[f32],
     ) -> SemanticIndex {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
@@ -113,13 +140,42 @@ impl SemanticIndex {
                 slot
             })
             .collect();
+        let mut order: Vec<u32> = (0..g.nodes.len() as u32)
+            .filter(|&n| eligible[n as usize])
+            .collect();
+        let weight = |n: u32| priority.get(n as usize).copied().unwrap_or(0.0);
+        order.sort_by(|&a, &b| weight(b).total_cmp(&weight(a)).then(a.cmp(&b)));
+        let total = order.len();
         SemanticIndex {
             vectors,
             keys,
-            total: eligible.iter().filter(|&&e| e).count(),
-            eligible,
+            total,
             filled: AtomicUsize::new(filled),
+            priority: ((total as f32 * PRIORITY_SHARE).ceil() as usize).min(total),
+            order,
         }
+    }
+
+    /// The share of the priority set (the first [`PRIORITY_SHARE`] of the embedding order)
+    /// that has a vector.
+    pub fn priority_coverage(&self) -> f32 {
+        if self.priority == 0 {
+            return 1.0;
+        }
+        let done = self.order[..self.priority]
+            .iter()
+            .filter(|&&n| self.vectors[n as usize].get().is_some())
+            .count();
+        done as f32 / self.priority as f32
+    }
+
+    /// Nodes still without a vector, in the order the embedder takes them.
+    pub fn pending(&self) -> Vec<u32> {
+        self.order
+            .iter()
+            .copied()
+            .filter(|&n| self.vectors[n as usize].get().is_none())
+            .collect()
     }
 
     /// The share of embeddable nodes that have a vector.
@@ -151,9 +207,7 @@ impl SemanticIndex {
         store: Option<&Store>,
         deadline: Option<Instant>,
     ) -> Result<usize, super::EmbedError> {
-        let missing: Vec<u32> = (0..self.vectors.len() as u32)
-            .filter(|&n| self.eligible[n as usize] && self.vectors[n as usize].get().is_none())
-            .collect();
+        let missing = self.pending();
         let mut done = 0;
         for chunk in missing.chunks(64) {
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -189,5 +243,57 @@ impl SemanticIndex {
     /// Bytes the vectors hold.
     pub fn memory_bytes(&self) -> usize {
         self.filled.load(Ordering::Relaxed) * DIM * 4 + self.vectors.len() * 40
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_accessors_get_no_vector_and_the_rest_do() {
+        let g = crate::testing::graph_of(&[(
+            "src/Shape.java",
+            "class Shape {\n  int getSize() { return size; }\n  void set_name(String n) { name = n; }\n\
+             boolean isEmpty() { return size == 0; }\n  int getaway() { return 1; }\n\
+             int getArea() {\n    int w = width;\n    int h = height;\n    return w * h;\n  }\n}\n",
+        )]);
+        let by_name = |name: &str| {
+            (0..g.nodes.len() as u32)
+                .find(|&n| g.def(n).name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        for trivial in ["getSize", "set_name", "isEmpty"] {
+            assert!(!embeddable(&g, by_name(trivial)), "{trivial}");
+        }
+        // `getaway` is not an accessor's name; `getArea` is five lines of work.
+        for kept in ["getaway", "getArea", "Shape"] {
+            assert!(embeddable(&g, by_name(kept)), "{kept}");
+        }
+    }
+
+    #[test]
+    fn the_embedder_takes_nodes_by_priority_and_reports_the_priority_set() {
+        let src: String = (0..20)
+            .map(|i| format!("def f{i}(x):\n    y = x + {i}\n    return y * 2\n\n"))
+            .collect();
+        let g = crate::testing::graph_of(&[("m.py", &src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        // Reversed priorities: the last function first.
+        let priority: Vec<f32> = (0..g.nodes.len()).map(|n| n as f32).collect();
+        let ix = SemanticIndex::from_store(&g, &sources, None, None, &priority);
+        let pending = ix.pending();
+        assert_eq!(pending.len(), ix.total());
+        assert!(pending.windows(2).all(|w| priority[w[0] as usize] > priority[w[1] as usize]));
+        assert_eq!(ix.priority_coverage(), 0.0);
+        // The priority set: the first tenth of the order (rounded up).
+        let set = (ix.total() as f32 * PRIORITY_SHARE).ceil() as usize;
+        for &n in &pending[..set] {
+            ix.vectors[n as usize].set(vec![0.0; DIM].into_boxed_slice()).unwrap();
+            ix.filled.fetch_add(1, Ordering::Relaxed);
+        }
+        assert_eq!(ix.priority_coverage(), 1.0);
+        assert!(ix.coverage() < 1.0);
+        assert_eq!(ix.pending(), pending[set..].to_vec());
     }
 }
