@@ -154,7 +154,10 @@ fn restart_serves_from_the_warm_cache() {
         "{status}"
     );
     let shown = ok(&env.fittok(&["status"]));
-    assert!(shown.contains("semantic 100% (priority set 100%)"), "{shown}");
+    assert!(
+        shown.contains("semantic 100% (priority set 100%)"),
+        "{shown}"
+    );
 
     // The daemon writes the repository's snapshot in the background after the first build.
     let snapshots = env.cache.join("snapshots");

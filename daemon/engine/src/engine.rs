@@ -12,9 +12,9 @@ use crate::lines::line_starts;
 use crate::pack::Packer;
 use crate::pack::block::{Mode, node_id, render};
 use crate::rank::rank;
-use crate::snapshot;
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
+use crate::snapshot;
 use crate::store::Store;
 use crate::tokens::Encoding;
 use crate::walk::WalkError;
@@ -206,11 +206,18 @@ fn embedding_priority(repo: &RepoGraph, index: &Index) -> Vec<f32> {
             let file = g.nodes[n as usize].file as usize;
             let def = g.def(n);
             let mut w = index.pagerank.get(n as usize).copied().unwrap_or(0.0);
-            if repo.stamps.get(file).is_some_and(|s| s.mtime_ns >= recent_from) {
+            if repo
+                .stamps
+                .get(file)
+                .is_some_and(|s| s.mtime_ns >= recent_from)
+            {
                 w *= 2.0;
             }
             let sig = def.signature.trim_start();
-            if ["pub ", "pub(", "public ", "export "].iter().any(|p| sig.starts_with(p)) {
+            if ["pub ", "pub(", "public ", "export "]
+                .iter()
+                .any(|p| sig.starts_with(p))
+            {
                 w *= 1.5;
             }
             let lines = (def.end_line.saturating_sub(def.start_line) + 1) as f32;
@@ -371,10 +378,18 @@ impl Engine {
         };
         engine.timings.walk = t.elapsed();
         if stale.is_empty() {
-            tracing::debug!(files, ms = loaded.as_millis() as u64, "restored from snapshot");
+            tracing::debug!(
+                files,
+                ms = loaded.as_millis() as u64,
+                "restored from snapshot"
+            );
             return Some(Ok(engine));
         }
-        tracing::debug!(files, changed = stale.len(), "snapshot restored, then updated");
+        tracing::debug!(
+            files,
+            changed = stale.len(),
+            "snapshot restored, then updated"
+        );
         Some(engine.update(stale.into_iter().collect(), progress))
     }
 
@@ -872,8 +887,12 @@ mod tests {
                 .append(true)
                 .open(dir.join(format!("m{i:02}.py")))
                 .unwrap();
-            f.set_modified(if i == 7 { old + std::time::Duration::from_secs(600) } else { old })
-                .unwrap();
+            f.set_modified(if i == 7 {
+                old + std::time::Duration::from_secs(600)
+            } else {
+                old
+            })
+            .unwrap();
         }
         let engine = Engine::open(&dir, Default::default()).unwrap();
         let ix = SemanticIndex::from_store(

@@ -117,10 +117,7 @@ pub fn parts(
             "lexical index",
             bm25(&ix.content) + bm25(&ix.summary) + ix.summary_hash_bytes(),
         ),
-        part(
-            "pagerank",
-            vec_bytes(&ix.pagerank) + walk(&ix.walk),
-        ),
+        part("pagerank", vec_bytes(&ix.pagerank) + walk(&ix.walk)),
         part("line index", lines.heap_bytes()),
         part("vectors", vectors),
     ]

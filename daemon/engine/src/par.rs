@@ -31,7 +31,10 @@ mod tests {
     fn keeps_the_input_order_at_every_size() {
         for n in [0usize, 1, 15, 16, 17, 100, 1001] {
             let items: Vec<usize> = (0..n).collect();
-            assert_eq!(super::map(&items, |x| x * 3), items.iter().map(|x| x * 3).collect::<Vec<_>>());
+            assert_eq!(
+                super::map(&items, |x| x * 3),
+                items.iter().map(|x| x * 3).collect::<Vec<_>>()
+            );
         }
     }
 }

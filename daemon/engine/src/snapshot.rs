@@ -190,7 +190,12 @@ pub fn save(
         std::process::id(),
         COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    let written = write_to(&tmp, repo, sources, index, walk).and_then(|()| {
+    let meta = MetaOut {
+        root: repo.root.to_string_lossy().into_owned(),
+        repo,
+        index,
+    };
+    let written = write_to(&tmp, &meta, sources, walk_hash(walk)).and_then(|()| {
         std::fs::rename(&tmp, path).map_err(|source| SnapshotError::Io {
             path: path.to_path_buf(),
             source,
@@ -202,12 +207,12 @@ pub fn save(
     written
 }
 
+/// Header placeholder, metadata, source lengths and bytes, then the header in place.
 fn write_to(
     tmp: &Path,
-    repo: &RepoGraph,
+    meta: &MetaOut<'_>,
     sources: &Sources,
-    index: &Index,
-    walk: &WalkOptions,
+    walk_hash: u64,
 ) -> Result<(), SnapshotError> {
     use std::io::{Seek, SeekFrom};
     let io = |source| SnapshotError::Io {
@@ -222,14 +227,7 @@ fn write_to(
         sum: Checksum::new(),
     };
     codec(u64::MAX)
-        .serialize_into(
-            &mut out,
-            &MetaOut {
-                root: repo.root.to_string_lossy().into_owned(),
-                repo,
-                index,
-            },
-        )
+        .serialize_into(&mut out, meta)
         .map_err(|e| SnapshotError::Encode {
             path: tmp.to_path_buf(),
             what: e.to_string(),
@@ -247,7 +245,7 @@ fn write_to(
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT.to_le_bytes());
     header.extend_from_slice(&ENGINE_ID.to_le_bytes());
-    header.extend_from_slice(&walk_hash(walk).to_le_bytes());
+    header.extend_from_slice(&walk_hash.to_le_bytes());
     header.extend_from_slice(&meta_len.to_le_bytes());
     header.extend_from_slice(&(sources.len() as u64).to_le_bytes());
     header.extend_from_slice(&sum.to_le_bytes());
@@ -269,7 +267,10 @@ fn remove_dead_temporaries(dir: &Path, name: &str) {
     };
     for e in entries.flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else {
+        let Some(rest) = file
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
             continue;
         };
         let mut parts = rest.split('.');

@@ -112,7 +112,10 @@ fn a_saved_snapshot_restores_the_same_engine_and_leaves_other_files_alone() {
     // Saving what was just restored writes nothing; the user's file is untouched and no
     // temporary file is left behind.
     restored.save_snapshot().unwrap();
-    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -132,7 +135,11 @@ fn a_change_since_the_snapshot_is_applied_on_top_of_it() {
     )
     .unwrap();
     set_mtime_later(&lib);
-    std::fs::write(fx.root.join("src/new.py"), "def coupon_code():\n    return 'X'\n").unwrap();
+    std::fs::write(
+        fx.root.join("src/new.py"),
+        "def coupon_code():\n    return 'X'\n",
+    )
+    .unwrap();
     std::fs::remove_file(fx.root.join("src/cart.py")).unwrap();
     let opened = fx.open();
     assert!(!opened.is_restored());
@@ -176,10 +183,18 @@ fn a_damaged_truncated_or_foreign_snapshot_is_never_trusted() {
     assert!(snapshot::load(&path, &fx.root, &other).unwrap().is_none());
     // Another repository's snapshot under this one's name: ignored.
     let elsewhere = fx.dir.join("elsewhere");
-    assert!(snapshot::load(&path, &elsewhere, &Default::default()).unwrap().is_none());
+    assert!(
+        snapshot::load(&path, &elsewhere, &Default::default())
+            .unwrap()
+            .is_none()
+    );
     // Missing: none.
     std::fs::remove_file(&path).unwrap();
-    assert!(snapshot::load(&path, &fx.root, &Default::default()).unwrap().is_none());
+    assert!(
+        snapshot::load(&path, &fx.root, &Default::default())
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]

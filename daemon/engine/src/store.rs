@@ -371,8 +371,7 @@ impl Store {
         }
         // Decoding is most of a warm start's parse stage (kafka: 5.8k files): on every core.
         Ok(crate::par::map(&bodies, |body| {
-            body.as_deref()
-                .and_then(|b| serde_json::from_slice(b).ok())
+            body.as_deref().and_then(|b| serde_json::from_slice(b).ok())
         }))
     }
 

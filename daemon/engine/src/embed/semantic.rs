@@ -48,9 +48,8 @@ fn is_trivial_accessor(def: &crate::model::Definition) -> bool {
     }
     let name = def.name.as_str();
     ["get", "set", "is", "has"].iter().any(|p| {
-        name.strip_prefix(p).is_some_and(|rest| {
-            rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
-        })
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '_'))
     })
 }
 
@@ -284,12 +283,18 @@ mod tests {
         let ix = SemanticIndex::from_store(&g, &sources, None, None, &priority);
         let pending = ix.pending();
         assert_eq!(pending.len(), ix.total());
-        assert!(pending.windows(2).all(|w| priority[w[0] as usize] > priority[w[1] as usize]));
+        assert!(
+            pending
+                .windows(2)
+                .all(|w| priority[w[0] as usize] > priority[w[1] as usize])
+        );
         assert_eq!(ix.priority_coverage(), 0.0);
         // The priority set: the first tenth of the order (rounded up).
         let set = (ix.total() as f32 * PRIORITY_SHARE).ceil() as usize;
         for &n in &pending[..set] {
-            ix.vectors[n as usize].set(vec![0.0; DIM].into_boxed_slice()).unwrap();
+            ix.vectors[n as usize]
+                .set(vec![0.0; DIM].into_boxed_slice())
+                .unwrap();
             ix.filled.fetch_add(1, Ordering::Relaxed);
         }
         assert_eq!(ix.priority_coverage(), 1.0);

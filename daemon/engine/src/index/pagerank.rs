@@ -16,24 +16,32 @@ pub struct Transitions {
     dangling: Vec<u32>,
 }
 
+/// Compressed rows: each pair's second item grouped under its first, in input order —
+/// `items[start[k]..start[k + 1]]` are the items of group `k` (`n` groups).
+fn grouped(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 1];
+    for (group, _) in pairs.clone() {
+        start[group as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut items = vec![0u32; start[n] as usize];
+    for (group, item) in pairs {
+        items[fill[group as usize] as usize] = item;
+        fill[group as usize] += 1;
+    }
+    (start, items)
+}
+
 impl Transitions {
     pub fn new(n: usize, edges: &[(u32, u32)]) -> Transitions {
         let mut out_degree = vec![0u32; n];
-        let mut in_degree = vec![0u32; n + 1];
-        for &(from, to) in edges {
+        for &(from, _) in edges {
             out_degree[from as usize] += 1;
-            in_degree[to as usize + 1] += 1;
         }
-        let mut in_start = in_degree;
-        for i in 1..in_start.len() {
-            in_start[i] += in_start[i - 1];
-        }
-        let mut fill = in_start.clone();
-        let mut sources = vec![0u32; edges.len()];
-        for &(from, to) in edges {
-            sources[fill[to as usize] as usize] = from;
-            fill[to as usize] += 1;
-        }
+        let (in_start, sources) = grouped(n, edges.iter().map(|&(from, to)| (to, from)));
         let share = out_degree
             .iter()
             .map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f32 })
@@ -108,19 +116,7 @@ pub struct Neighbours {
 
 impl Neighbours {
     pub fn new(n: usize, edges: &[(u32, u32)]) -> Neighbours {
-        let mut start = vec![0u32; n + 1];
-        for &(from, _) in edges {
-            start[from as usize + 1] += 1;
-        }
-        for i in 1..start.len() {
-            start[i] += start[i - 1];
-        }
-        let mut fill = start.clone();
-        let mut targets = vec![0u32; edges.len()];
-        for &(from, to) in edges {
-            targets[fill[from as usize] as usize] = to;
-            fill[from as usize] += 1;
-        }
+        let (start, targets) = grouped(n, edges.iter().copied());
         Neighbours { start, targets }
     }
 
@@ -231,7 +227,12 @@ pub fn personalised(walk: &Neighbours, teleport: &[f32], tolerance: f32) -> Vec<
     for r in &mut rank {
         *r *= scale;
     }
-    tracing::debug!(pushes, moves, edges = walk.targets.len(), "personalised PageRank");
+    tracing::debug!(
+        pushes,
+        moves,
+        edges = walk.targets.len(),
+        "personalised PageRank"
+    );
     rank
 }
 
@@ -258,13 +259,19 @@ mod tests {
         seed[0] = 1.0;
         let r = pagerank(&Transitions::new(4, &[(0, 1), (2, 3)]), Some(&seed), 20);
         assert!(r[1] > r[3]);
-        let r = personalised(&Neighbours::new(4, &[(0, 1), (2, 3)]), &seed, PUSH_TOLERANCE);
+        let r = personalised(
+            &Neighbours::new(4, &[(0, 1), (2, 3)]),
+            &seed,
+            PUSH_TOLERANCE,
+        );
         assert!(r[1] > 0.0 && r[3] == 0.0 && r[2] == 0.0);
     }
 
     /// A small deterministic generator, so the graph is the same on every run.
     fn lcg(state: &mut u64) -> u32 {
-        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (*state >> 33) as u32
     }
 
@@ -276,7 +283,11 @@ mod tests {
         let mut edges = Vec::new();
         for _ in 0..2400 {
             let from = lcg(&mut state) % 500; // 500..600 never point anywhere
-            let to = if lcg(&mut state) % 4 == 0 { lcg(&mut state) % 10 } else { lcg(&mut state) % n as u32 };
+            let to = if lcg(&mut state) % 4 == 0 {
+                lcg(&mut state) % 10
+            } else {
+                lcg(&mut state) % n as u32
+            };
             edges.push((from, to));
         }
         let mut seed = vec![0.0f32; n];
@@ -306,8 +317,20 @@ mod tests {
     #[test]
     fn push_without_seeds_or_with_the_wrong_length_is_all_zero() {
         let walk = Neighbours::new(3, &[(0, 1), (1, 2)]);
-        assert!(personalised(&walk, &[0.0; 3], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
-        assert!(personalised(&walk, &[1.0; 2], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
-        assert!(personalised(&walk, &[f32::NAN, 0.0, 0.0], PUSH_TOLERANCE).iter().all(|&x| x == 0.0));
+        assert!(
+            personalised(&walk, &[0.0; 3], PUSH_TOLERANCE)
+                .iter()
+                .all(|&x| x == 0.0)
+        );
+        assert!(
+            personalised(&walk, &[1.0; 2], PUSH_TOLERANCE)
+                .iter()
+                .all(|&x| x == 0.0)
+        );
+        assert!(
+            personalised(&walk, &[f32::NAN, 0.0, 0.0], PUSH_TOLERANCE)
+                .iter()
+                .all(|&x| x == 0.0)
+        );
     }
 }
