@@ -147,10 +147,18 @@ fn every_planted_shape_is_redacted_everywhere() {
             &std::fs::read_to_string(entry.path()).unwrap_or_default(),
         );
     }
-    // Nor does the cache on disk hold them (parses are made from scrubbed text).
+    // Nor does the cache on disk hold them (parses and snapshots are made from scrubbed text).
     ok(&env.fittok(&["daemon", "stop"]));
     let mut cached = 0;
-    for entry in std::fs::read_dir(&env.cache).unwrap().flatten() {
+    let snapshots = std::fs::read_dir(env.cache.join("snapshots"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for entry in std::fs::read_dir(&env.cache)
+        .unwrap()
+        .flatten()
+        .chain(snapshots)
+    {
         let bytes = std::fs::read(entry.path()).unwrap_or_default();
         cached += bytes.len();
         leaks("the cache", &String::from_utf8_lossy(&bytes));
