@@ -4,8 +4,9 @@
 //!
 //! GIT_REPO (a git repository or bare mirror, e.g. BurntSushi/ripgrep) is cloned to a temp
 //! dir. On it, with the model off: time from saving a file to the first query that shows the
-//! change (EDITS edits, default 50, to files matching EDIT_GLOB, default `*.rs`), the daemon's
-//! CPU while idle and watched, and a branch
+//! change (EDITS edits, default 50, to files matching EDIT_GLOB, default `*.rs`; each appends
+//! a definition, or with EDIT_KIND=comment puts a comment line first), the daemon's CPU while
+//! idle and watched, and a branch
 //! switch (`git checkout OLD_REF` and back): time until the snapshot settles and the daemon's
 //! peak RSS. On SMALL_REPO (copied), with the model on: vectors re-embedded per function-body
 //! edit.
@@ -128,8 +129,11 @@ fn main() {
 
     // Save → visible.
     // EDIT_GLOB picks the files to edit (default `*.rs`); the marker appended is a
-    // definition in that file's language.
+    // definition in that file's language — or, with EDIT_KIND=comment, a comment line put
+    // first in the file: an edit that leaves every definition's name and place in the graph
+    // as it was (what `link::relink` resolves file by file, like most edits inside a body).
     let glob = std::env::var("EDIT_GLOB").unwrap_or_else(|_| "*.rs".to_string());
+    let comment_edits = std::env::var("EDIT_KIND").is_ok_and(|k| k == "comment");
     let files: Vec<PathBuf> = Command::new("git")
         .args(["ls-files", glob.as_str()])
         .current_dir(&work)
@@ -150,7 +154,17 @@ fn main() {
         let f = &files[(i * 7919) % files.len()];
         let name = format!("fittok_bench_marker_{i}");
         let mut text = std::fs::read_to_string(f).unwrap();
-        let marker = match f.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if comment_edits {
+            let lead = if matches!(ext, "py" | "rb" | "sh") {
+                "#"
+            } else {
+                "//"
+            };
+            text.insert_str(0, &format!("{lead} {name}\n"));
+        }
+        let marker = match ext {
+            _ if comment_edits => String::new(),
             "py" => format!("\n\ndef {name}():\n    return {i}\n"),
             "go" => format!("\nfunc {name}() int {{ return {i} }}\n"),
             "java" => format!("\nclass {name} {{ int v = {i}; }}\n"),
@@ -162,8 +176,19 @@ fn main() {
         text.push_str(&marker);
         let t = Instant::now();
         std::fs::write(f, text).unwrap();
+        let rel = f
+            .strip_prefix(&work)
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let first_line = format!("{rel}:1-1");
         loop {
-            let a = env.fittok(&["query", path, &name, "--budget", "300"]);
+            // A comment is seen when the daemon serves the file's new first line; a new
+            // definition when a query about it names it.
+            let a = if comment_edits {
+                env.fittok(&["expand", "--repo", path, &first_line])
+            } else {
+                env.fittok(&["query", path, &name, "--budget", "300"])
+            };
             // Seen: the new function is named in the answer (its map or its code).
             if a.contains(&name) {
                 lat.push(t.elapsed().as_secs_f64() * 1e3);

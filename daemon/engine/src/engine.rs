@@ -306,6 +306,7 @@ impl Engine {
                 store: store.as_deref(),
                 progress,
                 previous: None,
+                linked: None,
             },
         )?;
         let (index, timings) = lexical(&repo, &sources, progress);
@@ -491,6 +492,7 @@ impl Engine {
                 store: self.store.as_deref(),
                 progress,
                 previous: Some(&previous),
+                linked: Some(&self.repo.graph),
             },
         )?;
         drop(previous);

@@ -53,6 +53,9 @@ pub struct BuildOptions<'a> {
     pub store: Option<&'a Store>,
     pub progress: Option<Progress<'a>>,
     pub previous: Option<&'a Previous>,
+    /// The previous build's graph: files that changed but kept their interface are the only
+    /// ones resolved again (`link::relink`).
+    pub linked: Option<&'a Graph>,
 }
 
 /// The graph of a repository plus what was skipped.
@@ -272,7 +275,10 @@ pub fn build_with_sources(
         by_path.insert(p.path.clone(), (source, st));
         all.push(p);
     }
-    let graph = link(all);
+    let graph = match opts.linked {
+        Some(prev) => crate::link::relink(prev, all),
+        None => link(all),
+    };
     let t3 = Instant::now();
     // Bytes and stamps aligned with the graph's (path-sorted) files.
     let (sources, stamps) = graph

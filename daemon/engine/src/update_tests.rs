@@ -512,6 +512,12 @@ fn run(seed: u64, steps: usize) {
             "seed {seed} step {step}: sources"
         );
         assert_eq!(engine.repo.graph.edges.len(), fresh.repo.graph.edges.len());
+        // Exactly, ids and orders included: a body-only edit is relinked file by file
+        // (`link::relink`) and must splice its results where a full link puts them.
+        assert!(
+            engine.repo.graph == fresh.repo.graph,
+            "seed {seed} step {step} (op {op}): the graph equals a fresh one only up to order"
+        );
         assert!(
             engine.index.same_as(&fresh.index),
             "seed {seed} step {step}: the updated lexical index differs from a fresh one"

@@ -255,6 +255,18 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         resolutions.extend(p.resolutions);
         stats.extend(p.stats);
     }
+    finish(g, edges, imports, stats, unresolved, resolutions)
+}
+
+/// A graph's edges sorted and deduplicated, indexed per node, and its per-file results.
+fn finish(
+    mut g: Graph,
+    mut edges: Vec<Edge>,
+    mut imports: Vec<(u32, u32)>,
+    stats: Vec<FileStats>,
+    unresolved: Vec<(u32, u32)>,
+    resolutions: Vec<(u32, u32, u32)>,
+) -> Graph {
     edges.sort();
     edges.dedup();
     imports.sort();
@@ -271,6 +283,132 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     g.unresolved = unresolved;
     g.resolutions = resolutions;
     g
+}
+
+/// The graph of `files` given `prev`, the graph of an earlier version of the same repository:
+/// equal to [`link`]`(files)`. When the paths are the same and every changed file kept its
+/// interface ([`same_interface`]: what other files' resolution reads of it), node ids and every
+/// other file's resolutions stand, and only the changed files are resolved again — a body edit,
+/// the common save, no longer re-resolves kafka's 5.8k files. Otherwise everything is linked.
+pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    let Some(changed) = changed_files(prev, &files) else {
+        return link(files);
+    };
+    let g = Graph {
+        files,
+        nodes: prev.nodes.clone(),
+        file_start: prev.file_start.clone(),
+        ..Graph::default()
+    };
+    let modules = ModuleIndex::build(&g.files);
+    let symbols = resolve::Symbols::build(&g);
+    let file_of = |n: u32| g.nodes[n as usize].file as usize;
+    let mut edges: Vec<Edge> = prev
+        .edges
+        .iter()
+        .filter(|e| !changed[file_of(e.from)])
+        .copied()
+        .collect();
+    let mut imports: Vec<(u32, u32)> = prev
+        .imports
+        .iter()
+        .filter(|(f, _)| !changed[*f as usize])
+        .copied()
+        .collect();
+    let mut unresolved: Vec<(u32, u32)> = prev
+        .unresolved
+        .iter()
+        .filter(|(f, _)| !changed[*f as usize])
+        .copied()
+        .collect();
+    let mut resolutions: Vec<(u32, u32, u32)> = prev
+        .resolutions
+        .iter()
+        .filter(|(f, _, _)| !changed[*f as usize])
+        .copied()
+        .collect();
+    let mut stats = prev.stats.clone();
+    for fi in (0..g.files.len()).filter(|&i| changed[i]) {
+        let part = resolve_files(&g, &modules, &symbols, fi..fi + 1);
+        edges.extend(part.edges);
+        imports.extend(part.imports);
+        unresolved.extend(part.unresolved);
+        resolutions.extend(part.resolutions);
+        if let (Some(s), Some(new)) = (stats.get_mut(fi), part.stats.first()) {
+            *s = *new;
+        }
+    }
+    // `link` lists these in file order, each file's in reference order: a stable sort by
+    // file restores that order around the spliced files.
+    unresolved.sort_by_key(|&(f, _)| f);
+    resolutions.sort_by_key(|&(f, _, _)| f);
+    tracing::debug!(
+        changed = changed.iter().filter(|&&c| c).count(),
+        "relinked the changed files only"
+    );
+    finish(g, edges, imports, stats, unresolved, resolutions)
+}
+
+/// Which of `files` (sorted, one per path) differ from `prev`'s, when each of those kept its
+/// interface; `None` when the paths differ or an interface changed (everything is linked).
+fn changed_files(prev: &Graph, files: &[Arc<ParsedFile>]) -> Option<Vec<bool>> {
+    if files.len() != prev.files.len() {
+        return None;
+    }
+    let mut changed = vec![false; files.len()];
+    for (i, (new, old)) in files.iter().zip(&prev.files).enumerate() {
+        if Arc::ptr_eq(new, old) {
+            continue;
+        }
+        if !same_interface(old, new) {
+            tracing::debug!(path = %new.path, "interface changed: linking every file");
+            return None;
+        }
+        changed[i] = true;
+    }
+    Some(changed)
+}
+
+/// Whether `b`, a new version of `a`, offers other files exactly what `a` did: what
+/// `ModuleIndex`, `Symbols` and other files' scopes read of a file — its path, language,
+/// package, manifest targets, imports (re-exports; not their lines), each definition's name, qualified name,
+/// kind, parent and test flag (a region's or section's name aside), and the bases it names
+/// (`Inherits`/`Implements` references).
+/// Bodies, signatures, docs and positions are not read by linking across files.
+fn same_interface(a: &ParsedFile, b: &ParsedFile) -> bool {
+    let bases = |f: &'_ ParsedFile| {
+        f.references
+            .iter()
+            .filter(|r| matches!(r.kind, RefKind::Inherits | RefKind::Implements))
+            .map(|r| (r.kind, r.name.clone(), r.receiver.clone(), r.scope))
+            .collect::<Vec<_>>()
+    };
+    a.path == b.path
+        && a.lang == b.lang
+        && a.package == b.package
+        && a.targets == b.targets
+        && a.imports.len() == b.imports.len()
+        && a.imports.iter().zip(&b.imports).all(|(x, y)| {
+            // Where an import stands is not read by linking.
+            x.module == y.module
+                && x.names == y.names
+                && x.module_alias == y.module_alias
+                && x.wildcard == y.wildcard
+        })
+        && a.is_test_file == b.is_test_file
+        && a.definitions.len() == b.definitions.len()
+        && a.definitions.iter().zip(&b.definitions).all(|(x, y)| {
+            // Regions and sections never resolve as symbols; a region's name holds its line
+            // (`imports@20`), which any edit above it moves.
+            let named = !matches!(x.kind, DefKind::Region | DefKind::Section);
+            (!named || (x.name == y.name && x.qualified_name == y.qualified_name))
+                && x.kind == y.kind
+                && x.parent == y.parent
+                && x.is_test == y.is_test
+        })
+        && bases(a) == bases(b)
 }
 
 /// What resolving a range of files found, in file order.

@@ -581,3 +581,81 @@ fn cpp_members_defined_out_of_line_are_their_class_members() {
         "{imports:?}"
     );
 }
+
+/// The files of `sources` parsed, sorted by path, as `link` takes them.
+fn parsed(sources: &[(&str, &str)]) -> Vec<std::sync::Arc<crate::model::ParsedFile>> {
+    let mut files: Vec<_> = sources
+        .iter()
+        .map(|(path, src)| {
+            let lang = crate::model::Lang::from_path(path).expect("known language");
+            std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+#[test]
+fn relinking_resolves_only_files_whose_interface_stayed_and_equals_a_full_link() {
+    let base = "class Base:\n    def greet(self):\n        return 1\n";
+    let shop = "import os\nfrom lib import helper\n\n\ndef pay(x):\n    return helper(x)\n";
+    let lib = "def helper(x):\n    return x\n\n\ndef other(y):\n    return y\n";
+    let prev = super::link(parsed(&[
+        ("base.py", base),
+        ("lib.py", lib),
+        ("shop.py", shop),
+    ]));
+    let keep = |g: &Graph, path: &str| {
+        g.files
+            .iter()
+            .find(|f| f.path == path)
+            .cloned()
+            .expect("file")
+    };
+    // (new shop.py, whether only files' bodies changed)
+    let cases = [
+        // A body edit: `pay` calls `other` instead.
+        (
+            "import os\nfrom lib import helper, other\n\n\ndef pay(x):\n    return other(x)\n",
+            false,
+        ),
+        (
+            "import os\nfrom lib import helper\n\n\ndef pay(x):\n    y = x * 2\n    return helper(y)\n",
+            true,
+        ),
+        // A comment above everything moves every line, the import region's name included.
+        (
+            "# a note\nimport os\nfrom lib import helper\n\n\ndef pay(x):\n    return helper(x)\n",
+            true,
+        ),
+        // A new definition, a renamed one, a new base: linked in full.
+        (
+            "import os\nfrom lib import helper\n\n\ndef pay(x):\n    return helper(x)\n\n\ndef refund(x):\n    return x\n",
+            false,
+        ),
+        (
+            "import os\nfrom lib import helper\n\n\ndef charge(x):\n    return helper(x)\n",
+            false,
+        ),
+        (
+            "import os\nfrom lib import helper\nfrom base import Base\n\n\nclass Pay(Base):\n    pass\n",
+            false,
+        ),
+    ];
+    for (src, body_only) in cases {
+        let mut files = parsed(&[("shop.py", src)]);
+        files.push(keep(&prev, "base.py"));
+        files.push(keep(&prev, "lib.py"));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            super::changed_files(&prev, &files).is_some(),
+            body_only,
+            "{src}"
+        );
+        let relinked = super::relink(&prev, files.clone());
+        assert!(relinked == super::link(files), "{src}");
+        if body_only {
+            assert!(!edges(&relinked, EdgeKind::Calls).is_empty(), "{src}");
+        }
+    }
+}
