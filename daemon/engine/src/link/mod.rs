@@ -304,31 +304,18 @@ pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
     };
     let modules = ModuleIndex::build(&g.files);
     let symbols = resolve::Symbols::build(&g);
-    let file_of = |n: u32| g.nodes[n as usize].file as usize;
-    let mut edges: Vec<Edge> = prev
-        .edges
-        .iter()
-        .filter(|e| !changed[file_of(e.from)])
-        .copied()
-        .collect();
-    let mut imports: Vec<(u32, u32)> = prev
-        .imports
-        .iter()
-        .filter(|(f, _)| !changed[*f as usize])
-        .copied()
-        .collect();
-    let mut unresolved: Vec<(u32, u32)> = prev
-        .unresolved
-        .iter()
-        .filter(|(f, _)| !changed[*f as usize])
-        .copied()
-        .collect();
-    let mut resolutions: Vec<(u32, u32, u32)> = prev
-        .resolutions
-        .iter()
-        .filter(|(f, _, _)| !changed[*f as usize])
-        .copied()
-        .collect();
+    // What unchanged files found stands; `file` says whose finding an item is.
+    fn kept<T: Copy>(items: &[T], changed: &[bool], file: impl Fn(&T) -> u32) -> Vec<T> {
+        items
+            .iter()
+            .filter(|x| !changed[file(x) as usize])
+            .copied()
+            .collect()
+    }
+    let mut edges = kept(&prev.edges, &changed, |e| g.nodes[e.from as usize].file);
+    let mut imports = kept(&prev.imports, &changed, |&(f, _)| f);
+    let mut unresolved = kept(&prev.unresolved, &changed, |&(f, _)| f);
+    let mut resolutions = kept(&prev.resolutions, &changed, |&(f, _, _)| f);
     let mut stats = prev.stats.clone();
     for fi in (0..g.files.len()).filter(|&i| changed[i]) {
         let part = resolve_files(&g, &modules, &symbols, fi..fi + 1);
