@@ -254,12 +254,13 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         }
         if !cur.is_empty() {
             let prev = chars[i - 1];
-            let next = chars.get(i + 1).copied();
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.is_some_and(|n| n.is_lowercase()));
-            if boundary {
+            let next = chars.get(i + 1);
+            if case_boundary(
+                prev.is_lowercase(),
+                prev.is_uppercase(),
+                c.is_uppercase(),
+                next.is_some_and(|n| n.is_lowercase()),
+            ) {
                 parts.push(std::mem::take(&mut cur));
             }
         }
@@ -269,6 +270,12 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         parts.push(cur);
     }
     parts
+}
+
+/// Where camel case starts a new part: `aB` (lower then upper), and `ABc` before the `B` (an
+/// acronym ends where a capitalised word begins: `HTTPServer` → `http`, `server`).
+fn case_boundary(prev_lower: bool, prev_upper: bool, upper: bool, next_lower: bool) -> bool {
+    (prev_lower && upper) || (prev_upper && upper && next_lower)
 }
 
 /// [`split_identifier`] for an ASCII identifier, into reused buffers: `buf` holds the
@@ -288,12 +295,13 @@ fn split_ascii_into(ident: &[u8], buf: &mut String, ends: &mut Vec<usize>) {
         }
         if cur_len > 0 {
             let prev = ident[i - 1];
-            let next = ident.get(i + 1).copied();
-            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
-                || (prev.is_ascii_uppercase()
-                    && c.is_ascii_uppercase()
-                    && next.is_some_and(|n| n.is_ascii_lowercase()));
-            if boundary {
+            let next = ident.get(i + 1);
+            if case_boundary(
+                prev.is_ascii_lowercase(),
+                prev.is_ascii_uppercase(),
+                c.is_ascii_uppercase(),
+                next.is_some_and(|n| n.is_ascii_lowercase()),
+            ) {
                 ends.push(buf.len());
                 cur_len = 0;
             }
