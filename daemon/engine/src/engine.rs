@@ -310,8 +310,23 @@ impl Engine {
             },
         )?;
         let (index, timings) = lexical(&repo, &sources, progress);
-        Ok(Engine {
+        Ok(Engine::assemble(
+            repo, sources, index, timings, store, config,
+        ))
+    }
+
+    /// An engine over built (or restored) parts, without semantics yet.
+    fn assemble(
+        repo: RepoGraph,
+        sources: Sources,
+        index: Index,
+        timings: IndexTimings,
+        store: Option<Arc<Store>>,
+        config: Arc<Config>,
+    ) -> Engine {
+        Engine {
             lines: crate::lines::LineIndex::new(sources.len()),
+            boilerplate: crate::question::Boilerplate::load(&repo.root),
             repo,
             sources,
             index,
@@ -319,12 +334,11 @@ impl Engine {
             semantic: None,
             semantic_note: Some("semantic ranking off".into()),
             pending_hint: "`fittok index` completes them",
-            boilerplate: crate::question::Boilerplate::load(&root),
             store,
             freshness: "current".into(),
             config,
             restored: false,
-        })
+        }
     }
 
     /// The engine of `root` from its snapshot in the cache directory, brought up to date by
@@ -353,25 +367,19 @@ impl Engine {
             reused: files,
             ..repo::Timings::default()
         };
-        let mut engine = Engine {
-            lines: crate::lines::LineIndex::new(files),
-            boilerplate: crate::question::Boilerplate::load(root),
+        let mut engine = Engine::assemble(
             repo,
-            sources: restored.sources,
-            index: restored.index,
-            timings: IndexTimings {
+            restored.sources,
+            restored.index,
+            IndexTimings {
                 snapshot: loaded,
                 reused: files,
                 ..IndexTimings::default()
             },
-            semantic: None,
-            semantic_note: Some("semantic ranking off".into()),
-            pending_hint: "`fittok index` completes them",
-            store: store.clone(),
-            freshness: "current".into(),
-            config: config.clone(),
-            restored: true,
-        };
+            store.clone(),
+            config.clone(),
+        );
+        engine.restored = true;
         let t = Instant::now();
         let stale = match engine.stale_paths() {
             Ok(stale) => stale,
@@ -507,21 +515,19 @@ impl Engine {
             ),
             embedder: s.embedder.clone(),
         });
-        Ok(Engine {
-            boilerplate: crate::question::Boilerplate::load(&repo.root),
-            lines: crate::lines::LineIndex::new(sources.len()),
+        let mut next = Engine::assemble(
             repo,
             sources,
             index,
             timings,
-            semantic,
-            semantic_note: self.semantic_note.clone(),
-            pending_hint: self.pending_hint,
-            store: self.store.clone(),
-            freshness: self.freshness.clone(),
-            config: self.config.clone(),
-            restored: false,
-        })
+            self.store.clone(),
+            self.config.clone(),
+        );
+        next.semantic = semantic;
+        next.semantic_note = self.semantic_note.clone();
+        next.pending_hint = self.pending_hint;
+        next.freshness = self.freshness.clone();
+        Ok(next)
     }
 
     /// Paths whose size or mtime differ from this snapshot, or that appeared or went away —
