@@ -9,7 +9,8 @@
 //! idle and watched, and a branch
 //! switch (`git checkout OLD_REF` and back): time until the snapshot settles and the daemon's
 //! peak RSS. On SMALL_REPO (copied), with the model on: vectors re-embedded per function-body
-//! edit.
+//! edit. `DAEMONS=a/fittokd,b/fittokd` measures save → visible once per daemon, in that order
+//! (the rest with the last), so a baseline build's figure sits beside the new one's.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +22,8 @@ struct Env {
     socket: PathBuf,
     cache: PathBuf,
     model: bool,
+    /// The daemon binary `fittok` starts.
+    daemon: PathBuf,
 }
 
 impl Env {
@@ -29,6 +32,7 @@ impl Env {
         c.args(args)
             .env("FITTOK_SOCKET", &self.socket)
             .env("FITTOK_CACHE_DIR", &self.cache)
+            .env("FITTOK_DAEMON_BIN", &self.daemon)
             .env_remove("FITTOK_MAX_BUDGET");
         if self.model {
             c.env("FITTOK_EMBED_MODEL", model_dir());
@@ -92,67 +96,21 @@ fn settle(env: &Env, updates_before: u64) -> Duration {
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let [git_repo, old_ref, small] = args.as_slice() else {
-        eprintln!("usage: cargo bench -p fittok-e2e --bench watch -- GIT_REPO OLD_REF SMALL_REPO");
-        return;
-    };
-    let edits: usize = std::env::var("EDITS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
-    let dir = std::env::temp_dir().join(format!("fittok-watch-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let work = dir.join("repo");
-    sh(&format!("git clone -q {git_repo} {}", work.display()), &dir);
-    let env = Env {
-        socket: dir.join("run/fittokd.sock"),
-        cache: dir.join("cache"),
-        model: false,
-    };
+/// Edits `edits` of `files` one at a time and times each save until `env`'s daemon shows it
+/// (`run` tells the markers of one daemon's run from another's). Sorted latencies in ms.
+fn save_to_visible(
+    env: &Env,
+    work: &Path,
+    files: &[PathBuf],
+    edits: usize,
+    comment_edits: bool,
+    run: usize,
+) -> Vec<f64> {
     let path = work.to_str().unwrap();
-    env.fittok(&[
-        "query",
-        path,
-        "how are command line flags parsed",
-        "--budget",
-        "2000",
-    ]);
-    let s = env.status();
-    let pid = s["pid"].as_u64().unwrap();
-    let nodes = s["repos"][0]["nodes"].as_u64().unwrap_or(0);
-
-    // Save → visible.
-    // EDIT_GLOB picks the files to edit (default `*.rs`); the marker appended is a
-    // definition in that file's language — or, with EDIT_KIND=comment, a comment line put
-    // first in the file: an edit that leaves every definition's name and place in the graph
-    // as it was (what `link::relink` resolves file by file, like most edits inside a body).
-    let glob = std::env::var("EDIT_GLOB").unwrap_or_else(|_| "*.rs".to_string());
-    let comment_edits = std::env::var("EDIT_KIND").is_ok_and(|k| k == "comment");
-    let files: Vec<PathBuf> = Command::new("git")
-        .args(["ls-files", glob.as_str()])
-        .current_dir(&work)
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .map(|l| work.join(l))
-                .collect()
-        })
-        .unwrap_or_default();
-    if files.is_empty() {
-        eprintln!("no file in {git_repo} matches {glob}");
-        return;
-    }
     let mut lat = Vec::new();
     for i in 0..edits {
         let f = &files[(i * 7919) % files.len()];
-        let name = format!("fittok_bench_marker_{i}");
+        let name = format!("fittok_bench_marker_{run}_{i}");
         let mut text = std::fs::read_to_string(f).unwrap();
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
         if comment_edits {
@@ -177,7 +135,7 @@ fn main() {
         let t = Instant::now();
         std::fs::write(f, text).unwrap();
         let rel = f
-            .strip_prefix(&work)
+            .strip_prefix(work)
             .map(|r| r.to_string_lossy().into_owned())
             .unwrap_or_default();
         let first_line = format!("{rel}:1-1");
@@ -206,8 +164,83 @@ fn main() {
         }
     }
     lat.sort_by(f64::total_cmp);
-    let p = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize];
+    lat
+}
 
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [git_repo, old_ref, small] = args.as_slice() else {
+        eprintln!("usage: cargo bench -p fittok-e2e --bench watch -- GIT_REPO OLD_REF SMALL_REPO");
+        return;
+    };
+    let edits: usize = std::env::var("EDITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let dir = std::env::temp_dir().join(format!("fittok-watch-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let work = dir.join("repo");
+    sh(&format!("git clone -q {git_repo} {}", work.display()), &dir);
+    let daemons: Vec<PathBuf> = std::env::var("DAEMONS").map_or_else(
+        |_| vec![bin("fittokd")],
+        |v| v.split(',').map(PathBuf::from).collect(),
+    );
+    let path = work.to_str().unwrap();
+    // EDIT_GLOB picks the files to edit (default `*.rs`); the marker appended is a
+    // definition in that file's language — or, with EDIT_KIND=comment, a comment line put
+    // first in the file: an edit that leaves every definition's name and place in the graph
+    // as it was (what `link::relink` resolves file by file, like most edits inside a body).
+    let glob = std::env::var("EDIT_GLOB").unwrap_or_else(|_| "*.rs".to_string());
+    let comment_edits = std::env::var("EDIT_KIND").is_ok_and(|k| k == "comment");
+    let files: Vec<PathBuf> = Command::new("git")
+        .args(["ls-files", glob.as_str()])
+        .current_dir(&work)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| work.join(l))
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        eprintln!("no file in {git_repo} matches {glob}");
+        return;
+    }
+    let mut per_daemon = Vec::new();
+    let mut last = None;
+    for (d, daemon) in daemons.iter().enumerate() {
+        let env = Env {
+            socket: dir.join(format!("run{d}/fittokd.sock")),
+            cache: dir.join(format!("cache{d}")),
+            model: false,
+            daemon: daemon.clone(),
+        };
+        env.fittok(&[
+            "query",
+            path,
+            "how are command line flags parsed",
+            "--budget",
+            "2000",
+        ]);
+        let s = env.status();
+        let pid = s["pid"].as_u64().unwrap();
+        let nodes = s["repos"][0]["nodes"].as_u64().unwrap_or(0);
+        let lat = save_to_visible(&env, &work, &files, edits, comment_edits, d);
+        per_daemon.push((daemon.clone(), lat));
+        if d + 1 < daemons.len() {
+            env.fittok(&["daemon", "stop"]);
+        } else {
+            last = Some((env, pid, nodes));
+        }
+    }
+    let Some((env, pid, nodes)) = last else {
+        return;
+    };
     // Idle CPU while watched.
     std::thread::sleep(Duration::from_secs(1));
     let (c0, t0) = (cpu_ticks(pid), Instant::now());
@@ -244,6 +277,7 @@ fn main() {
         socket: dir.join("run2/fittokd.sock"),
         cache: dir.join("cache2"),
         model: true,
+        daemon: env.daemon.clone(),
     };
     let spath = small_dir.to_str().unwrap();
     menv.fittok(&["index", spath]);
@@ -291,12 +325,16 @@ fn main() {
 
     println!("| figure | value |\n|---|---|");
     println!("| repository (model off) | {git_repo}, {nodes} nodes |");
-    println!(
-        "| save → next query sees it, {edits} edits | p50 {:.0} ms · p90 {:.0} ms · max {:.0} ms |",
-        p(0.5),
-        p(0.9),
-        p(1.0)
-    );
+    for (daemon, lat) in &per_daemon {
+        let p = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize];
+        println!(
+            "| save → next query sees it, {edits} edits ({}) | p50 {:.0} ms · p90 {:.0} ms · max {:.0} ms |",
+            daemon.display(),
+            p(0.5),
+            p(0.9),
+            p(1.0)
+        );
+    }
     println!("| daemon CPU, idle and watched, 10 s | {idle_pct:.2} % of one core |");
     println!(
         "| branch switch to {old_ref} ({changed} files differ) | checkout {:.2} s, settled after {:.2} s in {updates} update(s); {nodes_old} nodes; daemon peak RSS {hwm_mb:.0} MB |",

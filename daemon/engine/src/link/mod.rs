@@ -81,6 +81,48 @@ pub struct Graph {
     /// Outgoing and incoming edge indices per node.
     pub out_edges: Vec<Vec<u32>>,
     pub in_edges: Vec<Vec<u32>>,
+    /// The repository-wide tables this graph was resolved against, kept for the next
+    /// [`relink`]: when every changed file kept its interface they are the same, and building
+    /// them again was a fifth of a save on kafka. Not part of the graph's value.
+    #[serde(skip)]
+    pub tables: KeptTables,
+}
+
+/// Module and symbol tables of one link: a function of the files' interfaces
+/// ([`same_interface`]) alone.
+pub struct LinkTables {
+    modules: ModuleIndex,
+    symbols: resolve::Symbols,
+}
+
+impl LinkTables {
+    fn build(g: &Graph) -> LinkTables {
+        LinkTables {
+            modules: ModuleIndex::build(&g.files),
+            symbols: resolve::Symbols::build(g),
+        }
+    }
+}
+
+/// [`LinkTables`] kept beside a graph: a cache, so any two are equal and it prints as what
+/// it holds, not its contents.
+#[derive(Default, Clone)]
+pub struct KeptTables(Option<Arc<LinkTables>>);
+
+impl PartialEq for KeptTables {
+    fn eq(&self, _: &KeptTables) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for KeptTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "KeptTables(kept)"
+        } else {
+            "KeptTables(none)"
+        })
+    }
 }
 
 impl Graph {
@@ -206,8 +248,8 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     }
     g.file_start.push(g.nodes.len() as u32);
 
-    let modules = ModuleIndex::build(&g.files);
-    let symbols = resolve::Symbols::build(&g);
+    let tables = Arc::new(LinkTables::build(&g));
+    let (modules, symbols) = (&tables.modules, &tables.symbols);
     // Files resolve independently against the shared tables: in contiguous ranges on every
     // core, concatenated in file order — the same result as one pass.
     let threads = std::thread::available_parallelism()
@@ -219,7 +261,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         .map(|a| a..(a + chunk).min(g.files.len()))
         .collect();
     let parts: Vec<Resolved> = std::thread::scope(|scope| {
-        let (g, modules, symbols) = (&g, &modules, &symbols);
+        let g = &g;
         let handles: Vec<_> = ranges
             .iter()
             .skip(1)
@@ -255,6 +297,7 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         resolutions.extend(p.resolutions);
         stats.extend(p.stats);
     }
+    g.tables = KeptTables(Some(tables));
     finish(g, edges, imports, stats, unresolved, resolutions)
 }
 
@@ -302,8 +345,14 @@ pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
         file_start: prev.file_start.clone(),
         ..Graph::default()
     };
-    let modules = ModuleIndex::build(&g.files);
-    let symbols = resolve::Symbols::build(&g);
+    // The same interfaces make the same tables: `prev`'s serve, unless it was restored
+    // without them.
+    let tables = prev
+        .tables
+        .0
+        .clone()
+        .unwrap_or_else(|| Arc::new(LinkTables::build(&g)));
+    let (modules, symbols) = (&tables.modules, &tables.symbols);
     // What unchanged files found stands; `file` says whose finding an item is.
     fn kept<T: Copy>(items: &[T], changed: &[bool], file: impl Fn(&T) -> u32) -> Vec<T> {
         items
@@ -318,7 +367,7 @@ pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
     let mut resolutions = kept(&prev.resolutions, &changed, |&(f, _, _)| f);
     let mut stats = prev.stats.clone();
     for fi in (0..g.files.len()).filter(|&i| changed[i]) {
-        let part = resolve_files(&g, &modules, &symbols, fi..fi + 1);
+        let part = resolve_files(&g, modules, symbols, fi..fi + 1);
         edges.extend(part.edges);
         imports.extend(part.imports);
         unresolved.extend(part.unresolved);
@@ -335,6 +384,8 @@ pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
         changed = changed.iter().filter(|&&c| c).count(),
         "relinked the changed files only"
     );
+    let mut g = g;
+    g.tables = KeptTables(Some(tables));
     finish(g, edges, imports, stats, unresolved, resolutions)
 }
 
