@@ -2,9 +2,10 @@
 //!
 //! What a save costs in process, beside what it would cost without incremental updates: copies
 //! REPO's working tree (without `.git`) to a temporary directory, opens it, then EDITS times
-//! (default 5) appends a comment line to FILE and runs `Engine::update` — printing each
-//! stage — and finally opens the edited copy from scratch (the baseline: a full rebuild of
-//! the same tree, no cache).
+//! (default 5) appends a comment line to FILE — or with `EDIT_KIND=definition` a new
+//! top-level definition, which changes the file's interface — and runs `Engine::update`,
+//! printing each stage; finally it opens the edited copy from scratch (the baseline: a full
+//! rebuild of the same tree, no cache).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,11 +77,20 @@ fn main() {
     println!(
         "\n| edit | update total | walk | parse | link | lexical |\n|---|---|---|---|---|---|"
     );
+    let definitions = std::env::var("EDIT_KIND").is_ok_and(|k| k == "definition");
     let mut totals = Vec::new();
     for i in 0..edits {
         let path = root.join(file);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        text.push_str(&format!("\n// edit {i}\n"));
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        text.push_str(&match ext {
+            _ if !definitions => format!("\n// edit {i}\n"),
+            "py" => format!("\n\ndef fittok_edit_{i}():\n    return {i}\n"),
+            "go" => format!("\nfunc fittokEdit{i}() int {{ return {i} }}\n"),
+            "java" => format!("\nclass FittokEdit{i} {{ int v = {i}; }}\n"),
+            "scala" => format!("\nobject FittokEdit{i} {{ val v = {i} }}\n"),
+            _ => format!("\npub fn fittok_edit_{i}() -> u32 {{ {i} }}\n"),
+        });
         if let Err(e) = std::fs::write(&path, text) {
             eprintln!("cannot edit {file}: {e}");
             std::process::exit(1);

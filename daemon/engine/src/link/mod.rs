@@ -7,6 +7,7 @@
 
 mod common;
 mod modules;
+mod relink;
 mod resolve;
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use modules::{ModuleIndex, dir_of, rust_module};
+pub use relink::relink;
 
 use crate::model::{DefKind, Definition, Lang, ParsedFile, RefKind};
 
@@ -91,14 +93,14 @@ pub struct Graph {
 /// Module and symbol tables of one link: a function of the files' interfaces
 /// ([`same_interface`]) alone.
 pub struct LinkTables {
-    modules: ModuleIndex,
+    modules: Arc<ModuleIndex>,
     symbols: resolve::Symbols,
 }
 
 impl LinkTables {
     fn build(g: &Graph) -> LinkTables {
         LinkTables {
-            modules: ModuleIndex::build(&g.files),
+            modules: Arc::new(ModuleIndex::build(&g.files)),
             symbols: resolve::Symbols::build(g),
         }
     }
@@ -192,47 +194,57 @@ impl Graph {
     /// The name a member is found under: `Point` for `impl Display for Point`'s `fmt`, the
     /// receiver type for a Go method, the class for a method.
     pub fn owner_type(&self, node: u32) -> Option<String> {
+        let mut out = String::new();
+        self.owner_type_into(node, &mut out).then_some(out)
+    }
+
+    /// [`Graph::owner_type`] appended to `out`; whether there is one.
+    pub fn owner_type_into(&self, node: u32, out: &mut String) -> bool {
         let def = self.def(node);
         let file = self.file_of(node);
-        if file.lang == Lang::Go && def.kind == DefKind::Method && def.parent.is_none() {
-            return def
-                .qualified_name
-                .split_once('.')
-                .map(|(t, _)| t.to_string());
-        }
-        // C++ `void Parser::parse() {…}` outside its class belongs to `Parser`.
-        if file.lang == Lang::Cpp
-            && matches!(def.kind, DefKind::Method | DefKind::Constructor)
-            && self
-                .parent(node)
-                .is_none_or(|p| self.def(p).kind == DefKind::Module)
-        {
-            let mut segments = def.qualified_name.rsplit("::");
-            segments.next();
-            return segments.next().map(str::to_string);
-        }
-        // JS `app.handle = function …` belongs to `app`.
-        if file.lang.family() == Lang::JavaScript.family()
-            && def.parent.is_none()
-            && def.kind == DefKind::Function
-            && let Some((owner, _)) = def.qualified_name.rsplit_once('.')
-        {
-            return Some(owner.rsplit('.').next().unwrap_or(owner).to_string());
-        }
-        let parent = self.parent(node)?;
-        let p = self.def(parent);
-        match p.kind {
-            DefKind::Impl => Some(crate::parse::impl_self_type(&p.name).to_string()),
-            k if k.is_container() => Some(p.name.clone()),
-            _ => None,
+        let owner: Option<&str> =
+            if file.lang == Lang::Go && def.kind == DefKind::Method && def.parent.is_none() {
+                def.qualified_name.split_once('.').map(|(t, _)| t)
+            } else if file.lang == Lang::Cpp
+                && matches!(def.kind, DefKind::Method | DefKind::Constructor)
+                && self
+                    .parent(node)
+                    .is_none_or(|p| self.def(p).kind == DefKind::Module)
+            {
+                // C++ `void Parser::parse() {…}` outside its class belongs to `Parser`.
+                let mut segments = def.qualified_name.rsplit("::");
+                segments.next();
+                segments.next()
+            } else if file.lang.family() == Lang::JavaScript.family()
+                && def.parent.is_none()
+                && def.kind == DefKind::Function
+                && let Some((owner, _)) = def.qualified_name.rsplit_once('.')
+            {
+                // JS `app.handle = function …` belongs to `app`.
+                Some(owner.rsplit('.').next().unwrap_or(owner))
+            } else {
+                self.parent(node).and_then(|parent| {
+                    let p = self.def(parent);
+                    match p.kind {
+                        DefKind::Impl => Some(crate::parse::impl_self_type(&p.name)),
+                        k if k.is_container() => Some(p.name.as_str()),
+                        _ => None,
+                    }
+                })
+            };
+        match owner {
+            Some(o) => {
+                out.push_str(o);
+                true
+            }
+            None => false,
         }
     }
 }
 
 /// Links parsed files into a graph.
-pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
+/// A graph of `files` (sorted, one per path) with their nodes numbered, nothing resolved.
+fn numbered(files: Vec<Arc<ParsedFile>>) -> Graph {
     let mut g = Graph {
         files,
         ..Graph::default()
@@ -247,7 +259,13 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         }
     }
     g.file_start.push(g.nodes.len() as u32);
+    g
+}
 
+pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    let mut g = numbered(files);
     let tables = Arc::new(LinkTables::build(&g));
     let (modules, symbols) = (&tables.modules, &tables.symbols);
     // Files resolve independently against the shared tables: in contiguous ranges on every
@@ -326,127 +344,6 @@ fn finish(
     g.unresolved = unresolved;
     g.resolutions = resolutions;
     g
-}
-
-/// The graph of `files` given `prev`, the graph of an earlier version of the same repository:
-/// equal to [`link`]`(files)`. When the paths are the same and every changed file kept its
-/// interface ([`same_interface`]: what other files' resolution reads of it), node ids and every
-/// other file's resolutions stand, and only the changed files are resolved again — a body edit,
-/// the common save, no longer re-resolves kafka's 5.8k files. Otherwise everything is linked.
-pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    let Some(changed) = changed_files(prev, &files) else {
-        return link(files);
-    };
-    let g = Graph {
-        files,
-        nodes: prev.nodes.clone(),
-        file_start: prev.file_start.clone(),
-        ..Graph::default()
-    };
-    // The same interfaces make the same tables: `prev`'s serve, unless it was restored
-    // without them.
-    let tables = prev
-        .tables
-        .0
-        .clone()
-        .unwrap_or_else(|| Arc::new(LinkTables::build(&g)));
-    let (modules, symbols) = (&tables.modules, &tables.symbols);
-    // What unchanged files found stands; `file` says whose finding an item is.
-    fn kept<T: Copy>(items: &[T], changed: &[bool], file: impl Fn(&T) -> u32) -> Vec<T> {
-        items
-            .iter()
-            .filter(|x| !changed[file(x) as usize])
-            .copied()
-            .collect()
-    }
-    let mut edges = kept(&prev.edges, &changed, |e| g.nodes[e.from as usize].file);
-    let mut imports = kept(&prev.imports, &changed, |&(f, _)| f);
-    let mut unresolved = kept(&prev.unresolved, &changed, |&(f, _)| f);
-    let mut resolutions = kept(&prev.resolutions, &changed, |&(f, _, _)| f);
-    let mut stats = prev.stats.clone();
-    for fi in (0..g.files.len()).filter(|&i| changed[i]) {
-        let part = resolve_files(&g, modules, symbols, fi..fi + 1);
-        edges.extend(part.edges);
-        imports.extend(part.imports);
-        unresolved.extend(part.unresolved);
-        resolutions.extend(part.resolutions);
-        if let (Some(s), Some(new)) = (stats.get_mut(fi), part.stats.first()) {
-            *s = *new;
-        }
-    }
-    // `link` lists these in file order, each file's in reference order: a stable sort by
-    // file restores that order around the spliced files.
-    unresolved.sort_by_key(|&(f, _)| f);
-    resolutions.sort_by_key(|&(f, _, _)| f);
-    tracing::debug!(
-        changed = changed.iter().filter(|&&c| c).count(),
-        "relinked the changed files only"
-    );
-    let mut g = g;
-    g.tables = KeptTables(Some(tables));
-    finish(g, edges, imports, stats, unresolved, resolutions)
-}
-
-/// Which of `files` (sorted, one per path) differ from `prev`'s, when each of those kept its
-/// interface; `None` when the paths differ or an interface changed (everything is linked).
-fn changed_files(prev: &Graph, files: &[Arc<ParsedFile>]) -> Option<Vec<bool>> {
-    if files.len() != prev.files.len() {
-        return None;
-    }
-    let mut changed = vec![false; files.len()];
-    for (i, (new, old)) in files.iter().zip(&prev.files).enumerate() {
-        if Arc::ptr_eq(new, old) {
-            continue;
-        }
-        if !same_interface(old, new) {
-            tracing::debug!(path = %new.path, "interface changed: linking every file");
-            return None;
-        }
-        changed[i] = true;
-    }
-    Some(changed)
-}
-
-/// Whether `b`, a new version of `a`, offers other files exactly what `a` did: what
-/// `ModuleIndex`, `Symbols` and other files' scopes read of a file — its path, language,
-/// package, manifest targets, imports (re-exports; not their lines), each definition's name, qualified name,
-/// kind, parent and test flag (a region's or section's name aside), and the bases it names
-/// (`Inherits`/`Implements` references).
-/// Bodies, signatures, docs and positions are not read by linking across files.
-fn same_interface(a: &ParsedFile, b: &ParsedFile) -> bool {
-    let bases = |f: &'_ ParsedFile| {
-        f.references
-            .iter()
-            .filter(|r| matches!(r.kind, RefKind::Inherits | RefKind::Implements))
-            .map(|r| (r.kind, r.name.clone(), r.receiver.clone(), r.scope))
-            .collect::<Vec<_>>()
-    };
-    a.path == b.path
-        && a.lang == b.lang
-        && a.package == b.package
-        && a.targets == b.targets
-        && a.imports.len() == b.imports.len()
-        && a.imports.iter().zip(&b.imports).all(|(x, y)| {
-            // Where an import stands is not read by linking.
-            x.module == y.module
-                && x.names == y.names
-                && x.module_alias == y.module_alias
-                && x.wildcard == y.wildcard
-        })
-        && a.is_test_file == b.is_test_file
-        && a.definitions.len() == b.definitions.len()
-        && a.definitions.iter().zip(&b.definitions).all(|(x, y)| {
-            // Regions and sections never resolve as symbols; a region's name holds its line
-            // (`imports@20`), which any edit above it moves.
-            let named = !matches!(x.kind, DefKind::Region | DefKind::Section);
-            (!named || (x.name == y.name && x.qualified_name == y.qualified_name))
-                && x.kind == y.kind
-                && x.parent == y.parent
-                && x.is_test == y.is_test
-        })
-        && bases(a) == bases(b)
 }
 
 /// What resolving a range of files found, in file order.

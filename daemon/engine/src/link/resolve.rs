@@ -11,40 +11,80 @@ const SELF_WORDS: &[&str] = &["self", "this", "cls", "Self"];
 /// Repository-wide tables, built once per link.
 pub struct Symbols {
     /// Simple name → nodes (sections excluded).
-    by_name: HashMap<String, Vec<u32>>,
-    /// (owner type, member name) → nodes.
-    members: HashMap<(String, String), Vec<u32>>,
+    by_name: Table<String, Vec<u32>>,
+    /// [`member_key`]`(owner type, member name)` → nodes.
+    members: Table<String, Vec<u32>>,
     /// Member name → nodes that have an owner type.
-    member_names: HashMap<String, Vec<u32>>,
+    member_names: Table<String, Vec<u32>>,
     /// Type name → names of its bases (inherits/implements/embeds), by name.
-    bases: HashMap<String, Vec<String>>,
+    bases: Table<String, Vec<String>>,
+}
+
+/// The symbol tables hash names by FNV: built for every link and update (a fifth of a kafka
+/// save with SipHash), over a repository's own names, which need no defence against flooding.
+type Table<K, V> = HashMap<K, V, crate::index::tokenize::FnvBuild>;
+
+/// Between owner and member in a member key: a character no identifier holds.
+const MEMBER_SEPARATOR: char = '\u{1}';
+
+/// The key of `owner`'s members named `name`.
+fn member_key(owner: &str, name: &str) -> String {
+    let mut key = String::with_capacity(owner.len() + name.len() + 1);
+    key.push_str(owner);
+    key.push(MEMBER_SEPARATOR);
+    key.push_str(name);
+    key
+}
+
+/// `node` under `key`, the key allocated only the first time it is seen.
+fn push_under(table: &mut Table<String, Vec<u32>>, key: &str, node: u32) {
+    match table.get_mut(key) {
+        Some(nodes) => nodes.push(node),
+        None => {
+            table.insert(key.to_string(), vec![node]);
+        }
+    }
 }
 
 impl Symbols {
     pub fn build(g: &Graph) -> Self {
-        let mut s = Symbols {
-            by_name: HashMap::new(),
-            members: HashMap::new(),
-            member_names: HashMap::new(),
-            bases: HashMap::new(),
+        let named = |node: u32| !matches!(g.def(node).kind, DefKind::Section | DefKind::Region);
+        let by_name = || {
+            let mut by_name = Table::default();
+            for node in (0..g.nodes.len() as u32).filter(|&n| named(n)) {
+                push_under(&mut by_name, &g.def(node).name, node);
+            }
+            by_name
         };
-        for node in 0..g.nodes.len() as u32 {
-            let def = g.def(node);
-            if matches!(def.kind, DefKind::Section | DefKind::Region) {
-                continue;
+        let members = || {
+            let (mut members, mut member_names) = (Table::default(), Table::default());
+            // One buffer for every member key: a key is allocated only when first seen.
+            let mut key = String::new();
+            for node in (0..g.nodes.len() as u32).filter(|&n| named(n)) {
+                let name = &g.def(node).name;
+                key.clear();
+                if g.owner_type_into(node, &mut key) {
+                    key.push(MEMBER_SEPARATOR);
+                    key.push_str(name);
+                    push_under(&mut members, &key, node);
+                    push_under(&mut member_names, name, node);
+                }
             }
-            s.by_name.entry(def.name.clone()).or_default().push(node);
-            if let Some(owner) = g.owner_type(node) {
-                s.members
-                    .entry((owner, def.name.clone()))
-                    .or_default()
-                    .push(node);
-                s.member_names
-                    .entry(def.name.clone())
-                    .or_default()
-                    .push(node);
-            }
-        }
+            (members, member_names)
+        };
+        // The tables are independent: two threads (a link or update waits on this).
+        let (by_name, (members, member_names)) = std::thread::scope(|scope| {
+            let other = scope.spawn(members);
+            let by_name = by_name();
+            let members = other.join().unwrap_or_else(|_| members());
+            (by_name, members)
+        });
+        let mut s = Symbols {
+            by_name,
+            members,
+            member_names,
+            bases: Table::default(),
+        };
         for f in &g.files {
             for r in &f.references {
                 if !matches!(r.kind, RefKind::Inherits | RefKind::Implements) {
@@ -456,7 +496,7 @@ impl<'a> FileScope<'a> {
                 if !seen.insert(t.clone()) {
                     continue;
                 }
-                if let Some(m) = self.sym.members.get(&(t.clone(), name.to_string())) {
+                if let Some(m) = self.sym.members.get(&member_key(&t, name)) {
                     let m: Vec<u32> = m.iter().copied().filter(|&n| self.same_family(n)).collect();
                     if !m.is_empty() {
                         return m;
