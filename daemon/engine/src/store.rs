@@ -72,6 +72,10 @@ enum OpenFailure {
 }
 
 /// Whether an error is the file system refusing access rather than bad content.
+/// redb's page cache. Its default, 1 GiB, kept every page a cold build writes — kafka's parses,
+/// ~400 MB — resident in the daemon for good; reads of the cache are one pass per build.
+const STORE_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
 fn is_permission(e: &redb::DatabaseError) -> bool {
     use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
     match e {
@@ -154,13 +158,16 @@ impl Store {
     }
 
     fn open_checked(path: &Path) -> Result<Store, OpenFailure> {
-        let db = Database::create(path).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => {
-                OpenFailure::Locked(format!("{LOCKED}: open in another process"))
-            }
-            e if is_permission(&e) => OpenFailure::Unwritable(e.to_string()),
-            e => OpenFailure::Corrupt(e.to_string()),
-        })?;
+        let db = Database::builder()
+            .set_cache_size(STORE_CACHE_BYTES)
+            .create(path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => {
+                    OpenFailure::Locked(format!("{LOCKED}: open in another process"))
+                }
+                e if is_permission(&e) => OpenFailure::Unwritable(e.to_string()),
+                e => OpenFailure::Corrupt(e.to_string()),
+            })?;
         let bad = |e: &dyn std::fmt::Display| OpenFailure::Corrupt(e.to_string());
         let version = {
             let read = db.begin_read().map_err(|e| bad(&e))?;
