@@ -128,7 +128,7 @@ fn is_named(d: &Definition) -> bool {
 /// Every changed file kept its interface and definitions: the previous tables and node ids
 /// serve, and only the changed files are resolved again.
 fn relink_bodies(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: &[bool]) -> Graph {
-    let mut g = Graph {
+    let g = Graph {
         files,
         nodes: prev.nodes.clone(),
         file_start: prev.file_start.clone(),
@@ -147,15 +147,7 @@ fn relink_bodies(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: &[bool]) ->
         changed = changed.iter().filter(|&&c| c).count(),
         "relinked the changed files only"
     );
-    g.tables = KeptTables(Some(tables));
-    let Spliced {
-        edges,
-        imports,
-        stats,
-        unresolved,
-        resolutions,
-    } = parts;
-    finish(g, edges, imports, stats, unresolved, resolutions)
+    parts.finish(g, tables)
 }
 
 /// A definition as other files' resolution knows it.
@@ -230,7 +222,7 @@ fn mentions(f: &ParsedFile, names: &[&str]) -> bool {
 /// renumber, rebuild the symbol table, and resolve again the changed files and the files
 /// mentioning a changed name; everyone else's findings move to the new ids.
 fn relink_definitions(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: Vec<bool>) -> Graph {
-    let mut g = numbered(files);
+    let g = numbered(files);
     let modules: Arc<ModuleIndex> = match &prev.tables.0 {
         Some(t) => t.modules.clone(),
         None => Arc::new(ModuleIndex::build(&g.files)),
@@ -281,15 +273,7 @@ fn relink_definitions(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: Vec<bo
         names = names.len(),
         "relinked the files a definition change can affect"
     );
-    g.tables = KeptTables(Some(tables));
-    let Spliced {
-        edges,
-        imports,
-        stats,
-        unresolved,
-        resolutions,
-    } = parts;
-    finish(g, edges, imports, stats, unresolved, resolutions)
+    parts.finish(g, tables)
 }
 
 /// Findings of a link, before [`finish`].
@@ -299,6 +283,21 @@ struct Spliced {
     stats: Vec<super::FileStats>,
     unresolved: Vec<(u32, u32)>,
     resolutions: Vec<(u32, u32, u32)>,
+}
+
+impl Spliced {
+    /// `g` with these findings, and the tables they were resolved against kept beside it.
+    fn finish(self, mut g: Graph, tables: Arc<LinkTables>) -> Graph {
+        g.tables = KeptTables(Some(tables));
+        let Spliced {
+            edges,
+            imports,
+            stats,
+            unresolved,
+            resolutions,
+        } = self;
+        finish(g, edges, imports, stats, unresolved, resolutions)
+    }
 }
 
 /// `prev`'s findings for the files not in `redo`, their node ids moved by `new_id`, with the
