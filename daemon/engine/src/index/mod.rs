@@ -278,6 +278,17 @@ impl Index {
             let (summary, hashes) = join_or(summary, || Index::build_summary(g));
             ((content, hashes), summary)
         });
+        // The same nodes and edges make the same PageRank and walk (most saves: an edit
+        // inside a body): reusing them keeps a pass over every edge off the save path.
+        if prev_g.nodes.len() == g.nodes.len() && prev_g.edges == g.edges {
+            return Index {
+                content,
+                summary,
+                pagerank: prev.pagerank.clone(),
+                walk: prev.walk.clone(),
+                summary_hash,
+            };
+        }
         Index::with_ranks(g, content, summary, summary_hash)
     }
 

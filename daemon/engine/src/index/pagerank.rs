@@ -107,7 +107,7 @@ pub fn pagerank(walk: &Transitions, teleport: Option<&[f32]>, max_iter: usize) -
 
 /// A directed graph laid out for pushing mass along out-edges: targets grouped by source.
 /// Built once per snapshot; [`personalised`] runs on it per question.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Neighbours {
     /// `targets[start[u]..start[u + 1]]` are the nodes `u` has an edge to.
     start: Vec<u32>,
