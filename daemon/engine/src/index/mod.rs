@@ -7,7 +7,7 @@ pub mod tokenize;
 
 use std::sync::Arc;
 
-use crate::link::{EdgeKind, Graph};
+use crate::link::{Edge, EdgeKind, Graph};
 use crate::model::DefKind;
 
 /// The bytes of every file in the graph, aligned with `graph.files`.
@@ -111,32 +111,63 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 /// The edges a summary names its neighbours by.
 const SUMMARY_EDGES: [EdgeKind; 3] = [EdgeKind::Calls, EdgeKind::References, EdgeKind::Inherits];
 
-/// Whether node `o` of `prev_g` and node `n` of `g` have the same summary neighbours: every
-/// neighbour of `o` lies in an unchanged file (`remap`) and maps onto exactly `n`'s.
-fn same_summary_neighbours(
-    prev_g: &Graph,
-    g: &Graph,
-    remap: &[Option<u32>],
-    o: u32,
-    n: u32,
-) -> bool {
-    let mut old = Vec::new();
-    for x in prev_g
-        .sources(o, &SUMMARY_EDGES)
-        .chain(prev_g.targets(o, &SUMMARY_EDGES))
-    {
-        match remap.get(x as usize).copied().flatten() {
-            Some(y) => old.push(y),
-            None => return false,
+/// The nodes of `g` whose summary neighbours may differ from their previous node's (`remap`:
+/// previous node → node, for unchanged files): an endpoint of a summary edge that one graph has
+/// and the other has not, or whose other end is in a changed file. A node not marked has
+/// exactly its previous neighbours, all in unchanged files — the same summary. One merge of the
+/// two sorted edge lists: `remap` keeps order (files sorted by path, definitions in order), so
+/// the previous edges stay sorted under it.
+fn summary_neighbours_changed(prev_g: &Graph, g: &Graph, remap: &[Option<u32>]) -> Vec<bool> {
+    let mut changed = vec![false; g.nodes.len()];
+    let summary = |e: &&Edge| SUMMARY_EDGES.contains(&e.kind);
+    let mut mark = |n: u32| {
+        if let Some(c) = changed.get_mut(n as usize) {
+            *c = true;
+        }
+    };
+    let mut before = Vec::with_capacity(prev_g.edges.len());
+    for e in prev_g.edges.iter().filter(summary) {
+        let at = |n: u32| remap.get(n as usize).copied().flatten();
+        match (at(e.from), at(e.to)) {
+            (Some(from), Some(to)) => before.push(Edge {
+                from,
+                to,
+                kind: e.kind,
+            }),
+            (Some(x), None) | (None, Some(x)) => mark(x),
+            (None, None) => {}
         }
     }
-    let mut new: Vec<u32> = g
-        .sources(n, &SUMMARY_EDGES)
-        .chain(g.targets(n, &SUMMARY_EDGES))
-        .collect();
-    old.sort_unstable();
-    new.sort_unstable();
-    old == new
+    let mut after = g.edges.iter().filter(summary).copied().peekable();
+    let mut before = before.into_iter().peekable();
+    loop {
+        match (before.peek(), after.peek()) {
+            (Some(x), Some(y)) if x == y => {
+                before.next();
+                after.next();
+            }
+            (Some(x), Some(y)) if x < y => {
+                let x = *x;
+                before.next();
+                mark(x.from);
+                mark(x.to);
+            }
+            (_, Some(y)) => {
+                let y = *y;
+                after.next();
+                mark(y.from);
+                mark(y.to);
+            }
+            (Some(x), None) => {
+                let x = *x;
+                before.next();
+                mark(x.from);
+                mark(x.to);
+            }
+            (None, None) => break,
+        }
+    }
+    changed
 }
 
 /// Path words, name, kind, signature, first doc line, and the names of callers and callees:
@@ -243,6 +274,7 @@ impl Index {
                 let mut hashes = Vec::with_capacity(g.nodes.len());
                 let mut summary_remap: Vec<Option<u32>> = vec![None; prev_g.nodes.len()];
                 let mut fresh = Vec::new();
+                let neighbours_changed = summary_neighbours_changed(prev_g, g, &remap);
                 for node in 0..g.nodes.len() as u32 {
                     // A node of an unchanged file whose summary neighbours are the same nodes
                     // has the same summary: its own fields and its neighbours' names did not
@@ -250,7 +282,7 @@ impl Index {
                     // ~185 ms of a save on kafka).
                     if let Some(o) = old_node[node as usize]
                         && let Some(&h) = prev.summary_hash.get(o as usize)
-                        && same_summary_neighbours(prev_g, g, &remap, o, node)
+                        && !neighbours_changed[node as usize]
                     {
                         hashes.push(h);
                         summary_remap[o as usize] = Some(node);
