@@ -322,18 +322,16 @@ fn splice(
             })
         })
         .collect();
-    let mut imports: Vec<(u32, u32)> = prev
-        .imports
-        .iter()
-        .filter(|&&(f, _)| !redo[f as usize])
-        .copied()
-        .collect();
-    let mut unresolved: Vec<(u32, u32)> = prev
-        .unresolved
-        .iter()
-        .filter(|&&(f, _)| !redo[f as usize])
-        .copied()
-        .collect();
+    // File-keyed findings (imports, unresolved references) of the files kept.
+    let kept = |items: &[(u32, u32)]| -> Vec<(u32, u32)> {
+        items
+            .iter()
+            .filter(|&&(f, _)| !redo[f as usize])
+            .copied()
+            .collect()
+    };
+    let mut imports = kept(&prev.imports);
+    let mut unresolved = kept(&prev.unresolved);
     let mut resolutions: Vec<(u32, u32, u32)> = prev
         .resolutions
         .iter()
