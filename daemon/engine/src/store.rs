@@ -71,11 +71,11 @@ enum OpenFailure {
     Corrupt(String),
 }
 
-/// Whether an error is the file system refusing access rather than bad content.
 /// redb's page cache. Its default, 1 GiB, kept every page a cold build writes — kafka's parses,
 /// ~400 MB — resident in the daemon for good; reads of the cache are one pass per build.
 const STORE_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
+/// Whether an error is the file system refusing access rather than bad content.
 fn is_permission(e: &redb::DatabaseError) -> bool {
     use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
     match e {

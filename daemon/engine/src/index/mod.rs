@@ -125,9 +125,9 @@ fn summary_neighbours_changed(prev_g: &Graph, g: &Graph, remap: &[Option<u32>]) 
             *c = true;
         }
     };
+    let at = |n: u32| remap.get(n as usize).copied().flatten();
     let mut before = Vec::with_capacity(prev_g.edges.len());
     for e in prev_g.edges.iter().filter(summary) {
-        let at = |n: u32| remap.get(n as usize).copied().flatten();
         match (at(e.from), at(e.to)) {
             (Some(from), Some(to)) => before.push(Edge {
                 from,
@@ -141,30 +141,21 @@ fn summary_neighbours_changed(prev_g: &Graph, g: &Graph, remap: &[Option<u32>]) 
     let mut after = g.edges.iter().filter(summary).copied().peekable();
     let mut before = before.into_iter().peekable();
     loop {
-        match (before.peek(), after.peek()) {
+        // The smaller head is an edge the other list lacks (both sorted); equal heads match.
+        let unmatched = match (before.peek(), after.peek()) {
+            (None, None) => break,
             (Some(x), Some(y)) if x == y => {
                 before.next();
                 after.next();
+                continue;
             }
-            (Some(x), Some(y)) if x < y => {
-                let x = *x;
-                before.next();
-                mark(x.from);
-                mark(x.to);
-            }
-            (_, Some(y)) => {
-                let y = *y;
-                after.next();
-                mark(y.from);
-                mark(y.to);
-            }
-            (Some(x), None) => {
-                let x = *x;
-                before.next();
-                mark(x.from);
-                mark(x.to);
-            }
-            (None, None) => break,
+            (Some(x), Some(y)) if x < y => before.next(),
+            (Some(_), None) => before.next(),
+            (_, Some(_)) => after.next(),
+        };
+        if let Some(e) = unmatched {
+            mark(e.from);
+            mark(e.to);
         }
     }
     changed

@@ -84,14 +84,14 @@ pub struct Graph {
     pub out_edges: Vec<Vec<u32>>,
     pub in_edges: Vec<Vec<u32>>,
     /// The repository-wide tables this graph was resolved against, kept for the next
-    /// [`relink`]: when every changed file kept its interface they are the same, and building
-    /// them again was a fifth of a save on kafka. Not part of the graph's value.
+    /// [`relink`]: a body edit leaves them as they are, and building them again was a fifth
+    /// of a save on kafka. Not part of the graph's value.
     #[serde(skip)]
     pub tables: KeptTables,
 }
 
-/// Module and symbol tables of one link: a function of the files' interfaces
-/// ([`same_interface`]) alone.
+/// Module and symbol tables of one link: the module index a function of the files' module
+/// interfaces, the symbol table of their definitions (see [`relink`]).
 pub struct LinkTables {
     modules: Arc<ModuleIndex>,
     symbols: resolve::Symbols,
@@ -242,7 +242,6 @@ impl Graph {
     }
 }
 
-/// Links parsed files into a graph.
 /// A graph of `files` (sorted, one per path) with their nodes numbered, nothing resolved.
 fn numbered(files: Vec<Arc<ParsedFile>>) -> Graph {
     let mut g = Graph {
@@ -262,10 +261,11 @@ fn numbered(files: Vec<Arc<ParsedFile>>) -> Graph {
     g
 }
 
+/// Links parsed files into a graph.
 pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
-    let mut g = numbered(files);
+    let g = numbered(files);
     let tables = Arc::new(LinkTables::build(&g));
     let (modules, symbols) = (&tables.modules, &tables.symbols);
     // Files resolve independently against the shared tables: in contiguous ranges on every
@@ -303,31 +303,23 @@ pub fn link(mut files: Vec<Arc<ParsedFile>>) -> Graph {
         }
         parts
     });
-    let mut edges = Vec::new();
-    let mut imports = Vec::new();
-    let mut unresolved = Vec::new();
-    let mut resolutions = Vec::new();
-    let mut stats = Vec::with_capacity(g.files.len());
+    let mut found = Resolved::default();
     for p in parts {
-        edges.extend(p.edges);
-        imports.extend(p.imports);
-        unresolved.extend(p.unresolved);
-        resolutions.extend(p.resolutions);
-        stats.extend(p.stats);
+        found.append(p);
     }
-    g.tables = KeptTables(Some(tables));
-    finish(g, edges, imports, stats, unresolved, resolutions)
+    finish(g, tables, found)
 }
 
-/// A graph's edges sorted and deduplicated, indexed per node, and its per-file results.
-fn finish(
-    mut g: Graph,
-    mut edges: Vec<Edge>,
-    mut imports: Vec<(u32, u32)>,
-    stats: Vec<FileStats>,
-    unresolved: Vec<(u32, u32)>,
-    resolutions: Vec<(u32, u32, u32)>,
-) -> Graph {
+/// `g` with `found` — edges sorted, deduplicated and indexed per node — and the tables they
+/// were resolved against kept beside it.
+fn finish(mut g: Graph, tables: Arc<LinkTables>, found: Resolved) -> Graph {
+    let Resolved {
+        mut edges,
+        mut imports,
+        unresolved,
+        resolutions,
+        stats,
+    } = found;
     edges.sort();
     edges.dedup();
     imports.sort();
@@ -343,6 +335,7 @@ fn finish(
     g.stats = stats;
     g.unresolved = unresolved;
     g.resolutions = resolutions;
+    g.tables = KeptTables(Some(tables));
     g
 }
 
@@ -354,6 +347,17 @@ struct Resolved {
     unresolved: Vec<(u32, u32)>,
     resolutions: Vec<(u32, u32, u32)>,
     stats: Vec<FileStats>,
+}
+
+impl Resolved {
+    /// `other`'s findings after these.
+    fn append(&mut self, other: Resolved) {
+        self.edges.extend(other.edges);
+        self.imports.extend(other.imports);
+        self.unresolved.extend(other.unresolved);
+        self.resolutions.extend(other.resolutions);
+        self.stats.extend(other.stats);
+    }
 }
 
 fn resolve_files(

@@ -20,8 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{
-    Edge, Graph, KeptTables, LinkTables, ModuleIndex, finish, link, numbered, resolve,
-    resolve_files,
+    Edge, Graph, LinkTables, ModuleIndex, Resolved, finish, link, numbered, resolve, resolve_files,
 };
 use crate::model::{DefKind, Definition, ParsedFile, RefKind};
 
@@ -49,6 +48,7 @@ pub fn relink(prev: &Graph, mut files: Vec<Arc<ParsedFile>>) -> Graph {
     }
 }
 
+/// Which of `files` (sorted, one per path) changed since `prev`, and how.
 pub(super) fn classify(prev: &Graph, files: &[Arc<ParsedFile>]) -> Change {
     if files.len() != prev.files.len() {
         return Change::Everything;
@@ -142,12 +142,12 @@ fn relink_bodies(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: &[bool]) ->
         .clone()
         .unwrap_or_else(|| Arc::new(LinkTables::build(&g)));
     let same_ids = |n: u32| Some(n);
-    let parts = splice(prev, &g, &tables, changed, same_ids);
+    let found = splice(prev, &g, &tables, changed, same_ids);
     tracing::debug!(
         changed = changed.iter().filter(|&&c| c).count(),
         "relinked the changed files only"
     );
-    parts.finish(g, tables)
+    finish(g, tables, found)
 }
 
 /// A definition as other files' resolution knows it.
@@ -266,38 +266,14 @@ fn relink_definitions(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: Vec<bo
     }
     let symbols = resolve::Symbols::build(&g);
     let tables = Arc::new(LinkTables { modules, symbols });
-    let parts = splice(prev, &g, &tables, &affected, new_id);
+    let found = splice(prev, &g, &tables, &affected, new_id);
     tracing::debug!(
         changed = moved.iter().filter(|m| m.is_some()).count(),
         resolved = affected.iter().filter(|&&a| a).count(),
         names = names.len(),
         "relinked the files a definition change can affect"
     );
-    parts.finish(g, tables)
-}
-
-/// Findings of a link, before [`finish`].
-struct Spliced {
-    edges: Vec<Edge>,
-    imports: Vec<(u32, u32)>,
-    stats: Vec<super::FileStats>,
-    unresolved: Vec<(u32, u32)>,
-    resolutions: Vec<(u32, u32, u32)>,
-}
-
-impl Spliced {
-    /// `g` with these findings, and the tables they were resolved against kept beside it.
-    fn finish(self, mut g: Graph, tables: Arc<LinkTables>) -> Graph {
-        g.tables = KeptTables(Some(tables));
-        let Spliced {
-            edges,
-            imports,
-            stats,
-            unresolved,
-            resolutions,
-        } = self;
-        finish(g, edges, imports, stats, unresolved, resolutions)
-    }
+    finish(g, tables, found)
 }
 
 /// `prev`'s findings for the files not in `redo`, their node ids moved by `new_id`, with the
@@ -308,20 +284,8 @@ fn splice(
     tables: &LinkTables,
     redo: &[bool],
     new_id: impl Fn(u32) -> Option<u32>,
-) -> Spliced {
+) -> Resolved {
     let from_file = |n: u32| prev.nodes[n as usize].file as usize;
-    let mut edges: Vec<Edge> = prev
-        .edges
-        .iter()
-        .filter(|e| !redo[from_file(e.from)])
-        .filter_map(|e| {
-            Some(Edge {
-                from: new_id(e.from)?,
-                to: new_id(e.to)?,
-                kind: e.kind,
-            })
-        })
-        .collect();
     // File-keyed findings (imports, unresolved references) of the files kept.
     let kept = |items: &[(u32, u32)]| -> Vec<(u32, u32)> {
         items
@@ -330,39 +294,46 @@ fn splice(
             .copied()
             .collect()
     };
-    let mut imports = kept(&prev.imports);
-    let mut unresolved = kept(&prev.unresolved);
-    let mut resolutions: Vec<(u32, u32, u32)> = prev
-        .resolutions
-        .iter()
-        .filter(|&&(f, _, _)| !redo[f as usize])
-        .filter_map(|&(f, r, t)| Some((f, r, new_id(t)?)))
-        .collect();
-    let mut stats = prev.stats.clone();
+    let mut found = Resolved {
+        edges: prev
+            .edges
+            .iter()
+            .filter(|e| !redo[from_file(e.from)])
+            .filter_map(|e| {
+                Some(Edge {
+                    from: new_id(e.from)?,
+                    to: new_id(e.to)?,
+                    kind: e.kind,
+                })
+            })
+            .collect(),
+        imports: kept(&prev.imports),
+        unresolved: kept(&prev.unresolved),
+        resolutions: prev
+            .resolutions
+            .iter()
+            .filter(|&&(f, _, _)| !redo[f as usize])
+            .filter_map(|&(f, r, t)| Some((f, r, new_id(t)?)))
+            .collect(),
+        stats: prev.stats.clone(),
+    };
     let todo: Vec<usize> = (0..g.files.len()).filter(|&i| redo[i]).collect();
     let parts = crate::par::map(&todo, |&fi| {
         resolve_files(g, &tables.modules, &tables.symbols, fi..fi + 1)
     });
-    for (&fi, part) in todo.iter().zip(parts) {
-        edges.extend(part.edges);
-        imports.extend(part.imports);
-        unresolved.extend(part.unresolved);
-        resolutions.extend(part.resolutions);
-        if let (Some(s), Some(new)) = (stats.get_mut(fi), part.stats.first()) {
+    for (&fi, mut part) in todo.iter().zip(parts) {
+        // Per-file counts replace the file's own; the other findings are spliced in below.
+        if let (Some(s), Some(new)) = (found.stats.get_mut(fi), part.stats.first()) {
             *s = *new;
         }
+        part.stats.clear();
+        found.append(part);
     }
     // `link` lists these in file order, each file's in reference order: a stable sort by
     // file restores that order around the spliced files.
-    unresolved.sort_by_key(|&(f, _)| f);
-    resolutions.sort_by_key(|&(f, _, _)| f);
-    Spliced {
-        edges,
-        imports,
-        stats,
-        unresolved,
-        resolutions,
-    }
+    found.unresolved.sort_by_key(|&(f, _)| f);
+    found.resolutions.sort_by_key(|&(f, _, _)| f);
+    found
 }
 
 #[cfg(test)]

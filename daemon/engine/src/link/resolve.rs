@@ -31,9 +31,14 @@ const MEMBER_SEPARATOR: char = '\u{1}';
 fn member_key(owner: &str, name: &str) -> String {
     let mut key = String::with_capacity(owner.len() + name.len() + 1);
     key.push_str(owner);
+    end_member_key(&mut key, name);
+    key
+}
+
+/// Completes a member key whose owner `key` already holds.
+fn end_member_key(key: &mut String, name: &str) {
     key.push(MEMBER_SEPARATOR);
     key.push_str(name);
-    key
 }
 
 /// `node` under `key`, the key allocated only the first time it is seen.
@@ -64,8 +69,7 @@ impl Symbols {
                 let name = &g.def(node).name;
                 key.clear();
                 if g.owner_type_into(node, &mut key) {
-                    key.push(MEMBER_SEPARATOR);
-                    key.push_str(name);
+                    end_member_key(&mut key, name);
                     push_under(&mut members, &key, node);
                     push_under(&mut member_names, name, node);
                 }
