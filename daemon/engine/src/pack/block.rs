@@ -6,6 +6,8 @@ use crate::lines::lines_of;
 use crate::link::Graph;
 use crate::model::{DefKind, Lang};
 
+use super::comments::{self, OutlineLine};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -145,8 +147,8 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
     out
 }
 
-/// A container's or file's outline: its own lines verbatim (blank ones dropped), each member
-/// as one signature line.
+/// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
+/// folded: [`comments`]), each member as one signature line.
 fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
     let def = g.def(node);
     let members = g.members(node);
@@ -157,18 +159,29 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
         if let Some(&&m) = next.peek() {
             let md = g.def(m);
             if md.start_line <= line {
-                out.push(format!("{}\t{} …\n", md.start_line, md.signature));
+                out.push(OutlineLine {
+                    line: md.start_line,
+                    text: format!("{} …", md.signature),
+                    verbatim: false,
+                });
                 line = line.max(md.end_line + 1);
                 next.next();
                 continue;
             }
         }
         match lines_of(src, starts, line, line).pop() {
-            Some(text) if !text.trim().is_empty() => out.push(format!("{line}\t{text}\n")),
+            Some(text) if !text.trim().is_empty() => out.push(OutlineLine {
+                line,
+                text,
+                verbatim: true,
+            }),
             Some(_) => {}
             None => break,
         }
         line += 1;
     }
-    out
+    comments::fold(g.file_of(node).lang, def.kind == DefKind::File, out)
+        .into_iter()
+        .map(|l| format!("{}\t{}\n", l.line, l.text))
+        .collect()
 }

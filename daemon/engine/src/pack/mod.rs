@@ -19,6 +19,7 @@ use block::{Mode, render};
 
 pub mod block;
 mod budget;
+mod comments;
 
 pub use budget::{first_code_budget, fit_answer};
 
