@@ -143,7 +143,10 @@ pub fn fold(lang: Lang, file: bool, lines: Vec<OutlineLine>) -> Vec<OutlineLine>
         if file && start == 0 && is_licence(run) {
             keep[start..i].fill(false);
         } else if run.len() > KEEP_WHOLE {
-            let first = run.iter().position(|l| says_something(&l.text)).unwrap_or(0);
+            let first = run
+                .iter()
+                .position(|l| says_something(&l.text))
+                .unwrap_or(0);
             for (k, slot) in keep[start..i].iter_mut().enumerate() {
                 *slot = k == first;
             }
