@@ -173,6 +173,8 @@ pub struct Engine {
     config: Arc<Config>,
     /// Restored from a snapshot that matched the repository: saving it again writes nothing new.
     restored: bool,
+    /// A cold build's parses, for the parse cache: written by [`Engine::store_parses`].
+    unstored_parses: std::sync::Mutex<Option<repo::UnstoredParses>>,
 }
 
 /// The store in `cache_dir`, or `None` (logged) when it cannot be opened — for example
@@ -299,7 +301,7 @@ impl Engine {
         if let Some(restored) = Self::restore(&root, &config, &store, progress) {
             return restored;
         }
-        let (repo, sources) = repo::build_with_sources(
+        let (mut repo, sources) = repo::build_with_sources(
             &root,
             BuildOptions {
                 walk: Some(&config.walk),
@@ -307,12 +309,17 @@ impl Engine {
                 progress,
                 previous: None,
                 linked: None,
+                defer_parse_store: true,
             },
         )?;
+        let unstored = repo.unstored.take();
         let (index, timings) = lexical(&repo, &sources, progress);
-        Ok(Engine::assemble(
-            repo, sources, index, timings, store, config,
-        ))
+        let engine = Engine::assemble(repo, sources, index, timings, store, config);
+        *engine
+            .unstored_parses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = unstored;
+        Ok(engine)
     }
 
     /// An engine over built (or restored) parts, without semantics yet.
@@ -338,6 +345,7 @@ impl Engine {
             freshness: "current".into(),
             config,
             restored: false,
+            unstored_parses: std::sync::Mutex::new(None),
         }
     }
 
@@ -402,9 +410,23 @@ impl Engine {
         Some(engine.update(stale.into_iter().collect(), progress))
     }
 
+    /// Writes the parses a cold build left out of the parse cache (once; [`Engine::save_snapshot`]
+    /// does it first). An engine dropped before either loses only the next cold start's reuse.
+    pub fn store_parses(&self) {
+        let pending = self
+            .unstored_parses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let (Some(pending), Some(store)) = (pending, self.store.as_deref()) {
+            pending.store(store);
+        }
+    }
+
     /// Writes this engine's snapshot to the cache directory (nothing without one, or when it
     /// was just restored from an identical snapshot), so the next open only checks stamps.
     pub fn save_snapshot(&self) -> Result<(), snapshot::SnapshotError> {
+        self.store_parses();
         let Some(dir) = self.config.cache_dir.as_deref() else {
             return Ok(());
         };
@@ -501,6 +523,8 @@ impl Engine {
                 progress,
                 previous: Some(&previous),
                 linked: Some(&self.repo.graph),
+                // An update's few parses are written at once: nothing else would write them.
+                defer_parse_store: false,
             },
         )?;
         drop(previous);
@@ -978,6 +1002,41 @@ mod tests {
         );
         assert!(engine.expand(&["nope#x".into()]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cold_builds_parses_reach_the_cache_when_asked_not_before() {
+        let dir = temp_repo(
+            "deferred-parses",
+            &[
+                ("src/a.py", "def alpha(x):\n    return x\n"),
+                (
+                    "src/b.py",
+                    "from a import alpha\n\ndef beta():\n    return alpha(2)\n",
+                ),
+            ],
+        );
+        let cache = dir.with_extension("cache");
+        let _ = std::fs::remove_dir_all(&cache);
+        let config = Arc::new(Config {
+            cache_dir: Some(cache.clone()),
+            ..Config::default()
+        });
+        let reused = || {
+            Engine::open(&dir, config.clone())
+                .unwrap()
+                .repo
+                .timings
+                .reused
+        };
+        // Nothing is written while the first answer is prepared …
+        assert_eq!(reused(), 0);
+        assert_eq!(reused(), 0);
+        // … and everything once the engine is told to.
+        Engine::open(&dir, config.clone()).unwrap().store_parses();
+        assert_eq!(reused(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&cache);
     }
 
     fn temp_repo(name: &str, files: &[(&str, &str)]) -> PathBuf {

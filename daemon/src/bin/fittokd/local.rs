@@ -114,6 +114,7 @@ pub fn query(args: QueryArgs, config: &DaemonConfig) -> Result<(), ServiceError>
             "candidates": rows,
         });
         outln!("{out}");
+        engine.store_parses();
         return Ok(());
     }
     if engine.uses_semantic(&q.question) {
@@ -125,6 +126,8 @@ pub fn query(args: QueryArgs, config: &DaemonConfig) -> Result<(), ServiceError>
     } else {
         out!("{}", reply.text);
     }
+    // The answer is out: the next command reuses these parses.
+    engine.store_parses();
     Ok(())
 }
 
@@ -189,7 +192,9 @@ pub fn expand(args: ExpandArgs, config: &DaemonConfig) -> Result<(), ServiceErro
         .map_err(|e| ServiceError::BadRequest(e.to_string()))?;
     let req = fittok_request::expand::request(root.display().to_string(), &values);
     let engine = open(&root, &config.engine)?;
-    out!("{}", engine.expand(&req.ids)?);
+    let expanded = engine.expand(&req.ids);
+    engine.store_parses();
+    out!("{}", expanded?);
     Ok(())
 }
 
