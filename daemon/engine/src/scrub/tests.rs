@@ -393,3 +393,38 @@ fn scrubbing_keeps_lines_and_hides_values() {
     );
     assert!(!is_secret_file("environment.py"));
 }
+
+#[test]
+fn the_random_key_rule_finds_on_keyword_lines_what_it_finds_in_the_whole_text() {
+    let mut g = Gen(crate::testing::Rng::new(7));
+    let mut lines: Vec<String> = secrets().into_iter().map(|(t, _)| t).collect();
+    lines.extend(look_alikes());
+    lines.extend([
+        // The value on the line after its name, and two on one line.
+        format!("api_key_prod =\n    \"{}\"", g.pick(ALNUM, 24)),
+        format!(
+            "secret_v2 = \"{}\"; token_b = \"{}\"",
+            g.pick(ALNUM, 20),
+            g.pick(ALNUM, 20)
+        ),
+        format!("x = 1\nmy_access_key_id :\n\n  '{}'", g.pick(ALNUM, 30)),
+    ]);
+    let text = lines.join("\n");
+    let found = find(&text, Dialect::Code);
+    let rule = random_key_rule().unwrap();
+    let mut whole_text = 0;
+    for caps in rule.captures_iter(&text) {
+        let Some(m) = caps.get(1).filter(|m| looks_random(m.as_str())) else {
+            continue;
+        };
+        whole_text += 1;
+        assert!(
+            found
+                .iter()
+                .any(|f| f.start <= m.start() && m.end() <= f.end),
+            "{} not found",
+            m.as_str()
+        );
+    }
+    assert!(whole_text >= 4, "the corpus exercises the rule");
+}
