@@ -759,3 +759,60 @@ fn a_client_is_told_when_its_environment_and_the_daemons_differ() {
         stderr(&differs)
     );
 }
+
+#[test]
+fn a_first_answer_comes_before_the_tests_and_they_follow() {
+    // Any test bytes at all are "many" here: the first build leaves them out.
+    let env = DaemonEnv::new("sources-first").env("FITTOK_DEFER_TESTS_OVER", "1");
+    let repo = repo();
+    repo.write(
+        "tests/test_tax.py",
+        "from billing.tax import vat_for\n\n\ndef test_vat_for_germany():\n    assert vat_for(\"de\", 100) == 19\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    assert_answers_vat(&env, &repo);
+    let log = env.log();
+    assert!(
+        log.contains("deferred_tests=1"),
+        "the first build left the test out: {log}"
+    );
+    // A question naming a test needs it: answered from the complete snapshot at once.
+    let answer = ok(&env.fittok(&[
+        "query",
+        path,
+        "what does test_vat_for_germany check",
+        "--budget",
+        "600",
+    ]));
+    assert!(answer.contains("def test_vat_for_germany"), "{answer}");
+    let expanded = ok(&env.fittok(&[
+        "expand",
+        "--repo",
+        path,
+        "tests/test_tax.py#test_vat_for_germany",
+    ]));
+    assert!(
+        expanded.contains("assert vat_for(\"de\", 100) == 19"),
+        "{expanded}"
+    );
+
+    // The complete snapshot is the one saved, so a restart restores all four files.
+    let snapshots = env.cache.join("snapshots");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let has_snapshot = || {
+        std::fs::read_dir(&snapshots).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".snap"))
+        })
+    };
+    while !has_snapshot() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(has_snapshot(), "no snapshot in {}", snapshots.display());
+    ok(&env.fittok(&["daemon", "restart"]));
+    let again = ok(&env.fittok(&["index", path, "--no-wait"]));
+    assert!(
+        again.contains("4 files (4 from cache)") && again.contains("restored from the snapshot"),
+        "{again}"
+    );
+}

@@ -297,6 +297,31 @@ impl Engine {
         store: Option<Arc<Store>>,
         progress: Option<Progress<'_>>,
     ) -> Result<Engine, EngineError> {
+        Self::open_with(path, config, store, progress, None)
+    }
+
+    /// [`Engine::open_in`] for a first answer: a cold build leaves the test files out when
+    /// together they hold at least `defer_tests_over` bytes ([`Engine::deferred_tests`] says
+    /// how many), and the next [`Engine::update`] adds them. Tests were 57 % of apache/kafka's
+    /// source bytes, so its first answer came after parsing more than twice what it needed;
+    /// questions rank tests low unless they ask for them, and those callers ask for all.
+    pub fn open_sources_first(
+        path: &Path,
+        config: Arc<Config>,
+        store: Option<Arc<Store>>,
+        progress: Option<Progress<'_>>,
+        defer_tests_over: u64,
+    ) -> Result<Engine, EngineError> {
+        Self::open_with(path, config, store, progress, Some(defer_tests_over))
+    }
+
+    fn open_with(
+        path: &Path,
+        config: Arc<Config>,
+        store: Option<Arc<Store>>,
+        progress: Option<Progress<'_>>,
+        defer_tests_over: Option<u64>,
+    ) -> Result<Engine, EngineError> {
         let root = path.canonicalize().unwrap_or_else(|_| PathBuf::from(path));
         if let Some(restored) = Self::restore(&root, &config, &store, progress) {
             return restored;
@@ -310,6 +335,7 @@ impl Engine {
                 previous: None,
                 linked: None,
                 defer_parse_store: true,
+                defer_tests_over,
             },
         )?;
         let unstored = repo.unstored.take();
@@ -320,6 +346,12 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = unstored;
         Ok(engine)
+    }
+
+    /// Test files a first build left out (see [`Engine::open_sources_first`]); 0 once an
+    /// update added them, and for every other build.
+    pub fn deferred_tests(&self) -> usize {
+        self.repo.deferred_tests
     }
 
     /// An engine over built (or restored) parts, without semantics yet.
@@ -423,14 +455,17 @@ impl Engine {
         }
     }
 
-    /// Writes this engine's snapshot to the cache directory (nothing without one, or when it
-    /// was just restored from an identical snapshot), so the next open only checks stamps.
+    /// Writes this engine's snapshot to the cache directory (nothing without one, when it was
+    /// just restored from an identical snapshot, or when its tests are deferred), so the next
+    /// open only checks stamps.
     pub fn save_snapshot(&self) -> Result<(), snapshot::SnapshotError> {
         self.store_parses();
         let Some(dir) = self.config.cache_dir.as_deref() else {
             return Ok(());
         };
-        if self.restored {
+        // A first build without its tests is not what a restart should find: the update
+        // that adds them is saved instead.
+        if self.restored || self.deferred_tests() > 0 {
             return Ok(());
         }
         snapshot::save(
@@ -525,6 +560,7 @@ impl Engine {
                 linked: Some(&self.repo.graph),
                 // An update's few parses are written at once: nothing else would write them.
                 defer_parse_store: false,
+                defer_tests_over: None,
             },
         )?;
         drop(previous);
@@ -1037,6 +1073,46 @@ mod tests {
         assert_eq!(reused(), 2);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&cache);
+    }
+
+    #[test]
+    fn a_first_build_without_tests_becomes_the_full_one_by_an_update() {
+        let dir = temp_repo(
+            "sources-first",
+            &[
+                (
+                    "src/shop.py",
+                    "def discount(price):\n    return price - 1\n",
+                ),
+                (
+                    "tests/test_shop.py",
+                    "from shop import discount\n\ndef test_discount():\n    assert discount(3) == 2\n",
+                ),
+            ],
+        );
+        let open =
+            |over| Engine::open_sources_first(&dir, Default::default(), None, None, over).unwrap();
+        // Fewer test bytes than the threshold: nothing is deferred.
+        assert_eq!(open(1 << 20).deferred_tests(), 0);
+        let first = open(1);
+        assert_eq!(first.deferred_tests(), 1);
+        let paths: Vec<&str> = first
+            .repo
+            .graph
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(paths, vec!["src/shop.py"]);
+        assert_eq!(first.repo.timings.rebuilt, 1);
+        // The deferred file is what a check for changes finds, and the update adds it.
+        let stale = first.stale_paths().unwrap();
+        assert_eq!(stale, vec!["tests/test_shop.py".to_string()]);
+        let full = first.update(stale.into_iter().collect(), None).unwrap();
+        assert_eq!(full.deferred_tests(), 0);
+        let fresh = Engine::open(&dir, Default::default()).unwrap();
+        assert_eq!(full.repo.graph, fresh.repo.graph);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn temp_repo(name: &str, files: &[(&str, &str)]) -> PathBuf {

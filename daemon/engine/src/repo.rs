@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::link::{Graph, link};
-use crate::model::ParsedFile;
+use crate::model::{ParsedFile, is_test_path};
 use crate::parse::parse_file;
 use crate::store::{FileStamp, Store, fnv};
 use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, list, read};
@@ -59,6 +59,10 @@ pub struct BuildOptions<'a> {
     /// Leave fresh parses out of the parse cache for now: the build hands them back in
     /// [`RepoGraph::unstored`], to be written once the first answer is out.
     pub defer_parse_store: bool,
+    /// Leave test files out when together they hold at least this many bytes: the build is
+    /// then a first one that answers sooner, and the next update adds them (see
+    /// [`RepoGraph::deferred_tests`]).
+    pub defer_tests_over: Option<u64>,
 }
 
 /// Parses a build made that the parse cache does not hold yet, with the paths the cache keeps
@@ -97,6 +101,10 @@ pub struct RepoGraph {
     /// Fresh parses not written to the parse cache yet (see [`BuildOptions::defer_parse_store`]).
     #[serde(skip)]
     pub unstored: Option<UnstoredParses>,
+    /// Test files this build left out (see [`BuildOptions::defer_tests_over`]): listed, not
+    /// read. An update adds them, as it adds any file it finds new.
+    #[serde(skip)]
+    pub deferred_tests: usize,
 }
 
 /// Parses files on all cores. Order of the result follows the input.
@@ -256,7 +264,21 @@ pub fn build_with_sources(
     };
     let mut kept: Vec<(Arc<ParsedFile>, Arc<[u8]>, FileStamp)> = Vec::new();
     let mut to_read = Vec::new();
+    let defer_tests = opts.defer_tests_over.is_some_and(|min| {
+        let test_bytes: u64 = listing
+            .files
+            .iter()
+            .filter(|l| is_test_path(&l.path))
+            .map(|l| l.size)
+            .sum();
+        test_bytes >= min
+    });
+    let mut deferred_tests = 0;
     for listed in &listing.files {
+        if defer_tests && is_test_path(&listed.path) {
+            deferred_tests += 1;
+            continue;
+        }
         let previous = opts.previous.and_then(|p| {
             if p.changed.contains(&listed.path) {
                 return None;
@@ -340,9 +362,10 @@ pub fn build_with_sources(
             parse: t2 - t1,
             link: t3 - t2,
             reused: reused + from_cache,
-            rebuilt: listing.files.len() - reused,
+            rebuilt: listing.files.len() - reused - deferred_tests,
         },
         unstored,
+        deferred_tests,
     };
     Ok((repo, sources))
 }

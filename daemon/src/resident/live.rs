@@ -52,6 +52,13 @@ impl Resident {
         if live.deleted {
             return "repository directory deleted".into();
         }
+        if let Some(n) = self
+            .snapshot()
+            .map(|e| e.deferred_tests())
+            .filter(|&n| n > 0)
+        {
+            return format!("{n} test files still being indexed; answer from the other sources");
+        }
         if !live.watching {
             let why = live.not_watching.as_deref().unwrap_or("not started");
             return format!("current (not watched: {why}; changes checked before answering)");
@@ -176,6 +183,11 @@ impl Residents {
         }
         let next = Arc::new(next);
         resident.publish(next.clone());
+        // The first complete snapshot of a repository built without its tests is the one a
+        // restart should find.
+        if current.deferred_tests() > 0 && next.deferred_tests() == 0 {
+            super::save_snapshot_in_background(&next);
+        }
         resident.updates.fetch_add(1, Ordering::Relaxed);
         resident.live().updated_at_ms = now_ms();
         tracing::info!(
@@ -193,7 +205,7 @@ impl Residents {
     }
 
     /// Takes everything pending for `root` and publishes one new snapshot for it.
-    fn refresh(&self, root: &Path) {
+    pub(super) fn refresh(&self, root: &Path) {
         let resident = {
             let repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
             repos.get(root).cloned()
@@ -214,11 +226,18 @@ impl Residents {
             live.updating = true;
             std::mem::take(&mut live.pending)
         };
+        let completing = current.deferred_tests() > 0;
         let result = if root.is_dir() {
             self.apply(&resident, &current, changed)
         } else {
             Err(fittok_engine::walk::WalkError::Missing(root.to_path_buf()).into())
         };
+        drop(current);
+        if completing {
+            // The update that added a first build's tests parsed and linked about as much as
+            // a build: give the pages its buffers and the replaced snapshot held back.
+            super::release_free_memory();
+        }
         let mut live = resident.live();
         live.updating = false;
         if let Err(e) = result {

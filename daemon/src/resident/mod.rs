@@ -83,6 +83,15 @@ impl Resident {
     }
 }
 
+/// What a caller needs of a repository's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Every file (expanding an id, a graph page, an explicit index, a question about tests).
+    Everything,
+    /// An answer soon: a cold build may leave the tests for the update right after it.
+    SourcesFirst,
+}
+
 /// Settings of the resident set.
 #[derive(Debug, Clone)]
 pub struct ResidentOptions {
@@ -105,6 +114,7 @@ impl Default for ResidentOptions {
             config: crate::config::DaemonConfig {
                 engine: Default::default(),
                 max_budget: 0,
+                defer_tests_over: crate::config::DEFAULT_DEFER_TESTS_OVER,
                 model_download: None,
                 no_download_note: None,
                 llm_api_key: None,
@@ -456,44 +466,98 @@ impl Residents {
             .clone()
     }
 
-    /// The snapshot of `path`, building it first if it is not resident. `progress` hears the
-    /// build's stages when this call does the building.
+    /// The whole snapshot of `path`, building it first if it is not resident. `progress` hears
+    /// the build's stages when this call does the building.
     pub fn ensure(
         &self,
         path: &Path,
         progress: Option<Progress<'_>>,
     ) -> Result<(Arc<Resident>, Arc<Engine>), EngineError> {
+        self.ensure_for(path, progress, Need::Everything)
+    }
+
+    /// The snapshot of `path` for what the caller needs: with [`Need::SourcesFirst`] a cold
+    /// build of a repository with many tests publishes without them, and the updater adds
+    /// them right after; with [`Need::Everything`] such a snapshot is completed first.
+    pub fn ensure_for(
+        &self,
+        path: &Path,
+        progress: Option<Progress<'_>>,
+        need: Need,
+    ) -> Result<(Arc<Resident>, Arc<Engine>), EngineError> {
         let root = canonical_root(path)?;
         let resident = self.resident(&root);
         resident.last_used_ms.store(now_ms(), Ordering::Relaxed);
+        let engine = match resident.snapshot() {
+            Some(engine) => self.checked(&resident, engine),
+            None => self.first_build(&resident, progress, need)?,
+        };
+        let engine = match need {
+            Need::Everything => self.completed(&resident, engine),
+            Need::SourcesFirst => engine,
+        };
+        Ok((resident, engine))
+    }
+
+    /// Builds and publishes `resident`'s first snapshot, or returns the one a concurrent
+    /// caller built meanwhile.
+    fn first_build(
+        &self,
+        resident: &Arc<Resident>,
+        progress: Option<Progress<'_>>,
+        need: Need,
+    ) -> Result<Arc<Engine>, EngineError> {
+        let root = &resident.root;
+        let _building = resident.building.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(engine) = resident.snapshot() {
-            let engine = self.checked(&resident, engine);
-            return Ok((resident, engine));
-        }
-        let held = resident.clone();
-        let _building = held.building.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(engine) = resident.snapshot() {
-            return Ok((resident, engine));
+            return Ok(engine);
         }
         resident.indexing.store(true, Ordering::Relaxed);
-        let built = self.build(&root, progress);
+        let built = self.build(root, progress, need);
         resident.indexing.store(false, Ordering::Relaxed);
         let engine = match built {
             Ok(engine) => Arc::new(engine),
             Err(e) => {
-                self.forget(&root);
+                self.forget(root);
                 return Err(e);
             }
         };
         resident.publish(engine.clone());
-        self.queue_embedding(&resident, &engine);
-        self.start_watching(&resident, &engine);
-        self.enforce_budget(&root);
+        self.queue_embedding(resident, &engine);
+        // A snapshot without its tests lists them as changed: the watcher's first batch, so the
+        // updater adds them at once.
+        self.start_watching(resident, &engine);
+        self.enforce_budget(root);
         save_snapshot_in_background(&engine);
         // A build's transient buffers (parse trees, token maps, a snapshot's metadata) were
         // freed on this thread: give their pages back.
         release_free_memory();
-        Ok((resident, engine))
+        Ok(engine)
+    }
+
+    /// `engine`, or — when it is a first build whose tests are still to come — the snapshot
+    /// that has them, made now if the updater has not made it yet.
+    fn completed(&self, resident: &Arc<Resident>, engine: Arc<Engine>) -> Arc<Engine> {
+        if engine.deferred_tests() == 0 {
+            return engine;
+        }
+        // What is pending (the tests among it) is taken here rather than by the updater.
+        self.refresh(&resident.root);
+        let _building = resident.building.lock().unwrap_or_else(|p| p.into_inner());
+        let current = resident.snapshot().unwrap_or(engine);
+        if current.deferred_tests() == 0 {
+            return current;
+        }
+        // Not posted yet (no watcher, or it had not started): add them directly.
+        match current.stale_paths() {
+            Ok(stale) => self
+                .apply(resident, &current, stale.into_iter().collect())
+                .unwrap_or(current),
+            Err(e) => {
+                tracing::warn!(repo = %resident.root.display(), error = %e, "cannot add the deferred tests");
+                current
+            }
+        }
     }
 
     /// Hands a snapshot with nodes lacking vectors to the background embedder.
@@ -505,14 +569,21 @@ impl Residents {
         }
     }
 
-    fn build(&self, root: &Path, progress: Option<Progress<'_>>) -> Result<Engine, EngineError> {
+    fn build(
+        &self,
+        root: &Path,
+        progress: Option<Progress<'_>>,
+        need: Need,
+    ) -> Result<Engine, EngineError> {
         let t = Instant::now();
-        let mut engine = Engine::open_in(
-            root,
-            self.opts.config.engine.clone(),
-            self.store(),
-            progress,
-        )?;
+        let config = self.opts.config.engine.clone();
+        let defer_over = self.opts.config.defer_tests_over;
+        let mut engine = match need {
+            Need::SourcesFirst if defer_over > 0 => {
+                Engine::open_sources_first(root, config, self.store(), progress, defer_over)?
+            }
+            _ => Engine::open_in(root, config, self.store(), progress)?,
+        };
         match self.model() {
             Ok(model) => {
                 engine.attach_semantic(model);
@@ -531,6 +602,7 @@ impl Residents {
             parse_ms = engine.timings.parse.as_millis() as u64,
             link_ms = engine.timings.link.as_millis() as u64,
             lexical_ms = engine.timings.lexical.as_millis() as u64,
+            deferred_tests = engine.deferred_tests(),
             missing_vectors = engine.semantic_missing(),
             "repository resident"
         );

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::resident::{Residents, now_ms};
+use crate::resident::{Need, Residents, now_ms};
 
 /// What the lifecycle needs to know of the calls: when the last one ended, how many run.
 #[derive(Default)]
@@ -100,17 +100,19 @@ fn repo_path(repo: &str) -> Result<PathBuf, Status> {
     Ok(path)
 }
 
-/// Runs `f` on the blocking pool with the snapshot of `path` (built first if not resident).
+/// Runs `f` on the blocking pool with the snapshot of `path` that `need` asks for (built
+/// first if not resident).
 async fn with_engine<T: Send + 'static>(
     residents: Arc<Residents>,
     path: PathBuf,
+    need: Need,
     f: impl FnOnce(Arc<crate::resident::Resident>, Arc<fittok_engine::Engine>) -> Result<T, Status>
     + Send
     + 'static,
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(move || {
         let (resident, engine) = residents
-            .ensure(&path, None)
+            .ensure_for(&path, None, need)
             .map_err(|e| ServiceError::from(e).status())?;
         f(resident, engine)
     })
@@ -269,7 +271,8 @@ impl Fittok for FittokService {
         let t = Instant::now();
         let residents_note = self.residents.semantic_note_now();
         let in_process = self.info.in_process;
-        let reply = with_engine(residents, path, move |resident, engine| {
+        let need = query::need(&req.question);
+        let reply = with_engine(residents, path, need, move |resident, engine| {
             let mut q = query::engine_query(&req, max_budget).map_err(ServiceError::status)?;
             if !in_process {
                 q.freshness = Some(resident.freshness());
@@ -289,7 +292,7 @@ impl Fittok for FittokService {
             return Err(ServiceError::BadRequest("no ids to expand".into()).status());
         }
         let residents = self.residents.clone();
-        let text = with_engine(residents, path, move |_, engine| {
+        let text = with_engine(residents, path, Need::Everything, move |_, engine| {
             engine
                 .expand(&req.ids)
                 .map_err(|e| ServiceError::from(e).status())
@@ -378,7 +381,7 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         let residents = self.residents.clone();
-        let reply = with_engine(residents, path, move |_, engine| {
+        let reply = with_engine(residents, path, Need::Everything, move |_, engine| {
             let html = engine.graph_page(Some(req.query.as_str()));
             Ok::<_, Status>(GraphReply {
                 html,
@@ -394,7 +397,7 @@ impl Fittok for FittokService {
         let req = req.into_inner();
         let path = repo_path(&req.repo)?;
         let residents = self.residents.clone();
-        let reply = with_engine(residents, path, move |_, engine| {
+        let reply = with_engine(residents, path, Need::Everything, move |_, engine| {
             let markdown = engine.codebase_map();
             if req.fit_dir.is_empty() {
                 return Ok(MapReply {

@@ -3,13 +3,41 @@
 
 use std::time::Instant;
 
+use fittok_engine::rank::Intent;
 use fittok_engine::tokens::Encoding;
 use fittok_engine::{Engine, Query};
+
+use crate::resident::Need;
 use fittok_proto::v1::{QueryReply, QueryRequest};
 
 use super::ServiceError;
 
 /// The engine's query for a request, the budget capped by `max_budget` (0 = none).
+/// What a question needs of a repository's first snapshot: all of it when it asks for tests —
+/// by word (`Intent`) or by naming one (`testParse`, `ParserTest`, `test_parse`; in a long
+/// issue, in its title, as `Intent` reads it) — else an answer from the sources may come
+/// before the tests are indexed.
+pub fn need(question: &str) -> Need {
+    let asked = if question.len() < 400 {
+        question
+    } else {
+        question
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+    };
+    let names_a_test = asked
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .map(str::to_ascii_lowercase)
+        .any(|w| w.starts_with("test") || w.ends_with("test") || w.ends_with("tests"));
+    if names_a_test || Intent::of(question).tests {
+        Need::Everything
+    } else {
+        Need::SourcesFirst
+    }
+}
+
 pub fn engine_query(req: &QueryRequest, max_budget: u32) -> Result<Query, ServiceError> {
     fittok_proto::check_budget(u64::from(req.budget)).map_err(ServiceError::BadRequest)?;
     if req.question.trim().is_empty() {
@@ -81,4 +109,32 @@ pub fn reply(
         json,
         elapsed_us: started.elapsed().as_micros() as u64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_about_tests_need_everything() {
+        assert_eq!(need("how are redirects handled"), Need::SourcesFirst);
+        for q in [
+            "why does the retry test fail",
+            "testRetryBackoff is flaky",
+            "what does RetryPolicyTest check",
+            "test_retry_backoff times out",
+        ] {
+            assert_eq!(need(q), Need::Everything, "{q}");
+        }
+        // A long issue names tests in passing; its title says what it is about.
+        let body = "I tested it locally and the test suite passes.\n".repeat(20);
+        assert_eq!(
+            need(&format!("Retries ignore the backoff\n\n{body}")),
+            Need::SourcesFirst
+        );
+        assert_eq!(
+            need(&format!("Retry test is flaky\n\n{body}")),
+            Need::Everything
+        );
+    }
 }

@@ -1024,3 +1024,48 @@ fun String.shout(): String = uppercase()
             && i.names == [("Thing".to_string(), "Other".to_string())]
     }));
 }
+
+#[test]
+#[ignore]
+fn tmp_parse_timing() {
+    use crate::model::Lang;
+    let mut files = Vec::new();
+    for e in ignore::Walk::new("/tmp/kafka").flatten() {
+        let p = e.path();
+        let lang = match p.extension().and_then(|x| x.to_str()) {
+            Some("java") => Lang::Java,
+            Some("scala") => Lang::Scala,
+            _ => continue,
+        };
+        if let Ok(b) = std::fs::read(p) {
+            files.push((p.to_string_lossy().to_string(), lang, b));
+        }
+    }
+    for lang in [Lang::Java, Lang::Scala] {
+        let fs: Vec<_> = files.iter().filter(|f| f.1 == lang).collect();
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for (_, l, b) in &fs {
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&super::ts_language(*l).unwrap())
+                .unwrap();
+            n += parser
+                .parse(b, None)
+                .map(|t| t.root_node().child_count())
+                .unwrap_or(0);
+        }
+        let ts = t.elapsed();
+        let t = std::time::Instant::now();
+        let mut d = 0;
+        for (p, l, b) in &fs {
+            d += super::parse_file(p, *l, b).definitions.len();
+        }
+        eprintln!(
+            "{lang:?}: {} files, ts parse {:.0} ms, parse_file {:.0} ms ({n} {d})",
+            fs.len(),
+            ts.as_secs_f64() * 1e3,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}
