@@ -227,6 +227,9 @@ fn main() {
             "--budget",
             "2000",
         ]);
+        // A first answer may come from a build without the tests (`FITTOK_DEFER_TESTS_OVER`);
+        // saves are timed against the complete snapshot, which `index` waits for.
+        env.fittok(&["index", path, "--no-wait"]);
         let s = env.status();
         let pid = s["pid"].as_u64().unwrap();
         let nodes = s["repos"][0]["nodes"].as_u64().unwrap_or(0);
