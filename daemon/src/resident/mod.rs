@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -447,6 +447,12 @@ impl Residents {
         while self.is_embedding() && t.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
+        // A snapshot being written is what the next daemon starts from: let it land (a large
+        // repository's takes seconds; one cut short leaves only its temporary file).
+        let t = Instant::now();
+        while SNAPSHOTS_SAVING.load(Ordering::Acquire) > 0 && t.elapsed() < SNAPSHOT_WAIT {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         self.repos.lock().unwrap_or_else(|p| p.into_inner()).clear();
         if let Ok(mut slot) = self.store.write() {
             slot.take();
@@ -741,6 +747,11 @@ fn release_free_memory() {
     unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
+/// Snapshot writes under way (see [`Residents::stop`]).
+static SNAPSHOTS_SAVING: AtomicUsize = AtomicUsize::new(0);
+/// How long a stopping daemon waits for them.
+const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
+
 /// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
 /// its own, off the answer's path, so that the next daemon only checks stamps. One restored
 /// from an identical snapshot writes nothing.
@@ -749,9 +760,17 @@ fn save_snapshot_in_background(engine: &Arc<Engine>) {
         return;
     }
     let engine = engine.clone();
+    SNAPSHOTS_SAVING.fetch_add(1, Ordering::AcqRel);
     let spawned = std::thread::Builder::new()
         .name("fittok-snapshot".into())
         .spawn(move || {
+            struct Saving;
+            impl Drop for Saving {
+                fn drop(&mut self) {
+                    SNAPSHOTS_SAVING.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+            let _saving = Saving;
             let t = Instant::now();
             match engine.save_snapshot() {
                 Ok(()) => tracing::debug!(
@@ -763,6 +782,7 @@ fn save_snapshot_in_background(engine: &Arc<Engine>) {
             }
         });
     if let Err(e) = spawned {
+        SNAPSHOTS_SAVING.fetch_sub(1, Ordering::AcqRel);
         tracing::warn!(error = %e, "snapshot not saved: no thread");
     }
 }
