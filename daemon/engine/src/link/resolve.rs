@@ -110,7 +110,10 @@ impl Symbols {
                     DefKind::Impl => crate::parse::impl_self_type(&owner.name).to_string(),
                     _ => owner.name.clone(),
                 };
-                s.bases.entry(owner_name).or_default().push(r.name.clone());
+                s.bases
+                    .entry(owner_name)
+                    .or_default()
+                    .push(r.name.to_string());
             }
         }
         s
@@ -545,14 +548,14 @@ impl<'a> FileScope<'a> {
     }
 
     fn qualified(&self, recv: &str, r: &Reference) -> Vec<u32> {
-        let name = r.name.as_str();
+        let name = &*r.name;
         if let Some(ty) = &r.receiver_type {
             let m = self.members_of(ty, name);
             if !m.is_empty() {
                 return m;
             }
             // A type known by an imported alias (`import a.{Log => L}`, `using L = A.Log;`).
-            if let Some(b) = self.bindings.get(ty.as_str()) {
+            if let Some(b) = self.bindings.get(&**ty) {
                 let m: Vec<u32> = b
                     .defs
                     .iter()

@@ -482,9 +482,9 @@ impl<'f, 's> Cx<'f, 's> {
         let receiver_type = receiver.as_deref().and_then(|r| self.lookup(r));
         self.file.references.push(Reference {
             kind,
-            name,
-            receiver,
-            receiver_type,
+            name: name.into_boxed_str(),
+            receiver: receiver.map(String::into_boxed_str),
+            receiver_type: receiver_type.map(String::into_boxed_str),
             line: node.start_position().row as u32 + 1,
             scope: self.scope(),
         });

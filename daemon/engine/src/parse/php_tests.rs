@@ -162,7 +162,7 @@ fn php_use_imports_supertypes_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .find(|r| &*r.name == name && r.kind == RefKind::Call)
             .and_then(|r| r.receiver_type.clone())
     };
     assert_eq!(recv_ty("write").as_deref(), Some("IOInterface"));

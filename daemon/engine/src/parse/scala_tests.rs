@@ -195,7 +195,7 @@ fn scala_imports_supertypes_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .find(|r| &*r.name == name && r.kind == RefKind::Call)
             .and_then(|r| r.receiver_type.clone())
     };
     assert_eq!(recv_ty("sendResponse").as_deref(), Some("RequestChannel"));

@@ -151,7 +151,7 @@ fn swift_imports_conformances_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .find(|r| &*r.name == name && r.kind == RefKind::Call)
             .and_then(|r| r.receiver_type.clone())
     };
     assert_eq!(recv_ty("adapt").as_deref(), Some("RequestAdapter"));

@@ -33,7 +33,7 @@ pub(super) fn find<'a>(f: &'a ParsedFile, qualified: &str) -> &'a crate::model::
 pub(super) fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) -> bool {
     f.references
         .iter()
-        .any(|r| r.kind == kind && r.name == name && r.receiver.as_deref() == receiver)
+        .any(|r| r.kind == kind && &*r.name == name && r.receiver.as_deref() == receiver)
 }
 
 use DefKind::*;
@@ -112,7 +112,7 @@ class Session(Base, mixins.Mixin):
     assert!(
         f.references
             .iter()
-            .any(|r| r.name == "send" && r.receiver.as_deref() == Some("self.adapter"))
+            .any(|r| &*r.name == "send" && r.receiver.as_deref() == Some("self.adapter"))
     );
     let imports: Vec<(&str, Vec<(String, String)>)> = f
         .imports
@@ -323,13 +323,13 @@ public class Greeter extends Base implements Runnable {
     let help = f
         .references
         .iter()
-        .find(|r| r.name == "help")
+        .find(|r| &*r.name == "help")
         .expect("help call");
     assert_eq!(help.receiver_type.as_deref(), Some("Helper"));
     let trim = f
         .references
         .iter()
-        .find(|r| r.name == "trim")
+        .find(|r| &*r.name == "trim")
         .expect("trim call");
     assert_eq!(trim.receiver_type.as_deref(), Some("Strings"));
     assert_eq!(f.imports[1].module, "com.example.util.Strings");
@@ -401,7 +401,7 @@ func newNode() *node { return &node{} }
     let check = f
         .references
         .iter()
-        .find(|r| r.name == "check")
+        .find(|r| &*r.name == "check")
         .expect("check");
     assert_eq!(check.receiver_type.as_deref(), Some("Router"));
     assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
@@ -475,7 +475,7 @@ mod tests {
     let search = f
         .references
         .iter()
-        .find(|r| r.name == "search")
+        .find(|r| &*r.name == "search")
         .expect("search");
     assert_eq!(search.receiver_type.as_deref(), Some("Searcher"));
     assert!(has_ref(&f, RefKind::Call, Some("Self"), "check"));
@@ -721,13 +721,13 @@ namespace Acme.Billing
     let apply = f
         .references
         .iter()
-        .find(|r| r.name == "Apply")
+        .find(|r| &*r.name == "Apply")
         .expect("Apply call");
     assert_eq!(apply.receiver_type.as_deref(), Some("VatCalculator"));
     let rate = f
         .references
         .iter()
-        .find(|r| r.name == "RateFor")
+        .find(|r| &*r.name == "RateFor")
         .expect("RateFor call");
     assert_eq!(rate.receiver_type.as_deref(), Some("TaxTable"));
     // `using A.B;` imports a namespace; `using X = A.B.C;` names one type.
@@ -837,7 +837,7 @@ class Shop::Cart; end
     let record = f
         .references
         .iter()
-        .find(|r| r.name == "record")
+        .find(|r| &*r.name == "record")
         .expect("record call");
     assert_eq!(record.receiver.as_deref(), Some("self.store"));
     assert_eq!(record.receiver_type.as_deref(), Some("Store"));
@@ -1005,13 +1005,13 @@ fun String.shout(): String = uppercase()
     let save = f
         .references
         .iter()
-        .find(|r| r.name == "save")
+        .find(|r| &*r.name == "save")
         .expect("save call");
     assert_eq!(save.receiver_type.as_deref(), Some("Store"));
     let apply = f
         .references
         .iter()
-        .find(|r| r.name == "apply")
+        .find(|r| &*r.name == "apply")
         .expect("apply call");
     assert_eq!(apply.receiver_type.as_deref(), Some("Calculator"));
     assert!(
@@ -1023,49 +1023,4 @@ fun String.shout(): String = uppercase()
         i.module == "com.example.other.Thing"
             && i.names == [("Thing".to_string(), "Other".to_string())]
     }));
-}
-
-#[test]
-#[ignore]
-fn tmp_parse_timing() {
-    use crate::model::Lang;
-    let mut files = Vec::new();
-    for e in ignore::Walk::new("/tmp/kafka").flatten() {
-        let p = e.path();
-        let lang = match p.extension().and_then(|x| x.to_str()) {
-            Some("java") => Lang::Java,
-            Some("scala") => Lang::Scala,
-            _ => continue,
-        };
-        if let Ok(b) = std::fs::read(p) {
-            files.push((p.to_string_lossy().to_string(), lang, b));
-        }
-    }
-    for lang in [Lang::Java, Lang::Scala] {
-        let fs: Vec<_> = files.iter().filter(|f| f.1 == lang).collect();
-        let t = std::time::Instant::now();
-        let mut n = 0;
-        for (_, l, b) in &fs {
-            let mut parser = tree_sitter::Parser::new();
-            parser
-                .set_language(&super::ts_language(*l).unwrap())
-                .unwrap();
-            n += parser
-                .parse(b, None)
-                .map(|t| t.root_node().child_count())
-                .unwrap_or(0);
-        }
-        let ts = t.elapsed();
-        let t = std::time::Instant::now();
-        let mut d = 0;
-        for (p, l, b) in &fs {
-            d += super::parse_file(p, *l, b).definitions.len();
-        }
-        eprintln!(
-            "{lang:?}: {} files, ts parse {:.0} ms, parse_file {:.0} ms ({n} {d})",
-            fs.len(),
-            ts.as_secs_f64() * 1e3,
-            t.elapsed().as_secs_f64() * 1e3
-        );
-    }
 }
