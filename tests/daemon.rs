@@ -25,6 +25,22 @@ fn repo() -> TempRepo {
     repo
 }
 
+/// Waits (up to 20 s) for the daemon to write a repository's snapshot, in the background.
+fn wait_for_snapshot(env: &DaemonEnv) {
+    let snapshots = env.cache.join("snapshots");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let has_snapshot = || {
+        std::fs::read_dir(&snapshots).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".snap"))
+        })
+    };
+    while !has_snapshot() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(has_snapshot(), "no snapshot in {}", snapshots.display());
+}
+
 /// A short question about the fixture, answered through the daemon.
 fn assert_answers_vat(env: &DaemonEnv, repo: &TempRepo) {
     let out = ok(&env.fittok(&[
@@ -160,18 +176,7 @@ fn restart_serves_from_the_warm_cache() {
     );
 
     // The daemon writes the repository's snapshot in the background after the first build.
-    let snapshots = env.cache.join("snapshots");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let has_snapshot = || {
-        std::fs::read_dir(&snapshots).is_ok_and(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".snap"))
-        })
-    };
-    while !has_snapshot() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(has_snapshot(), "no snapshot in {}", snapshots.display());
+    wait_for_snapshot(&env);
 
     ok(&env.fittok(&["daemon", "restart"]));
     assert_eq!(env.daemon_pids().len(), 1);
@@ -797,18 +802,7 @@ fn a_first_answer_comes_before_the_tests_and_they_follow() {
     );
 
     // The complete snapshot is the one saved, so a restart restores all four files.
-    let snapshots = env.cache.join("snapshots");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let has_snapshot = || {
-        std::fs::read_dir(&snapshots).is_ok_and(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".snap"))
-        })
-    };
-    while !has_snapshot() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(has_snapshot(), "no snapshot in {}", snapshots.display());
+    wait_for_snapshot(&env);
     ok(&env.fittok(&["daemon", "restart"]));
     let again = ok(&env.fittok(&["index", path, "--no-wait"]));
     assert!(

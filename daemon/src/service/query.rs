@@ -12,21 +12,12 @@ use fittok_proto::v1::{QueryReply, QueryRequest};
 
 use super::ServiceError;
 
-/// The engine's query for a request, the budget capped by `max_budget` (0 = none).
 /// What a question needs of a repository's first snapshot: all of it when it asks for tests —
 /// by word (`Intent`) or by naming one (`testParse`, `ParserTest`, `test_parse`; in a long
-/// issue, in its title, as `Intent` reads it) — else an answer from the sources may come
-/// before the tests are indexed.
+/// issue, in its title: `Intent::asked`) — else an answer from the sources may come before the
+/// tests are indexed.
 pub fn need(question: &str) -> Need {
-    let asked = if question.len() < 400 {
-        question
-    } else {
-        question
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("")
-    };
+    let asked = Intent::asked(question);
     let names_a_test = asked
         .split(|c: char| !c.is_alphanumeric() && c != '_')
         .map(str::to_ascii_lowercase)
@@ -38,6 +29,7 @@ pub fn need(question: &str) -> Need {
     }
 }
 
+/// The engine's query for a request, the budget capped by `max_budget` (0 = none).
 pub fn engine_query(req: &QueryRequest, max_budget: u32) -> Result<Query, ServiceError> {
     fittok_proto::check_budget(u64::from(req.budget)).map_err(ServiceError::BadRequest)?;
     if req.question.trim().is_empty() {

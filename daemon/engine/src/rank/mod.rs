@@ -103,12 +103,12 @@ pub struct Intent {
 }
 
 impl Intent {
-    pub fn of(question: &str) -> Intent {
-        // A short question that names tests or docs asks for them. A long one (an issue) names
-        // them in passing — "I tested", a test in the reproduction, a pytest issue about test
-        // collection — so there only its title, the one deliberate line, says what it is about.
-        let short = question.len() < 400;
-        let asked = if short {
+    /// The part of `question` that says what it asks for. A short question that names tests or
+    /// docs asks for them. A long one (an issue) names them in passing — "I tested", a test in
+    /// the reproduction, a pytest issue about test collection — so there only its title, the
+    /// one deliberate line, says what it is about.
+    pub fn asked(question: &str) -> &str {
+        if question.len() < 400 {
             question
         } else {
             question
@@ -116,8 +116,11 @@ impl Intent {
                 .map(str::trim)
                 .find(|l| !l.is_empty())
                 .unwrap_or("")
-        };
-        let lower = asked.to_lowercase();
+        }
+    }
+
+    pub fn of(question: &str) -> Intent {
+        let lower = Intent::asked(question).to_lowercase();
         let has = |set: &[&str]| {
             lower
                 .split(|c: char| !c.is_alphanumeric())
