@@ -810,3 +810,20 @@ fn a_first_answer_comes_before_the_tests_and_they_follow() {
         "{again}"
     );
 }
+
+#[test]
+fn an_unwatched_repository_gets_its_deferred_tests_without_another_question() {
+    let env = DaemonEnv::new("sources-first-unwatched")
+        .env("FITTOK_DEFER_TESTS_OVER", "1")
+        .env("FITTOK_AUTOWATCH", "false");
+    let repo = repo();
+    repo.write("tests/test_tax.py", "def test_vat():\n    assert True\n");
+    assert_answers_vat(&env, &repo);
+    assert!(env.log().contains("deferred_tests=1"), "{}", env.log());
+    // No watcher, no further query: the updater adds them on its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !env.log().contains("snapshot updated") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(env.log().contains("snapshot updated"), "{}", env.log());
+}

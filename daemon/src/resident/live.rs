@@ -106,7 +106,9 @@ impl Residents {
                 }
             }
         }
-        if outcome.is_ok()
+        // Unwatched, changes wait for the next query's check; the tests a first build left out
+        // are added now all the same.
+        if (outcome.is_ok() || engine.deferred_tests() > 0)
             && let Ok(stale) = engine.stale_paths()
             && !stale.is_empty()
         {

@@ -19,6 +19,9 @@ pub const RPCS: &[&str] = &["query", "expand", "index", "graph", "map", "fit"];
 /// A service with its own residents: no socket, no watcher, the cache when it is free.
 pub fn service(mut opts: ResidentOptions, info: ServiceInfo) -> FittokService {
     opts.autowatch = false;
+    // One call, then the process ends: there is no "right after" for deferred tests to arrive
+    // in, and a build without them is never saved.
+    opts.config.defer_tests_over = 0;
     let cache = opts.config.engine.cache_dir.clone();
     let store = cache.and_then(|c| fittok_engine::engine::open_store(&c));
     let residents = Residents::new(store, opts);
