@@ -1,6 +1,7 @@
 //! The live index through the real daemon: edits are seen by the next query, a body edit
 //! re-embeds one function, a checkout storm is coalesced, autowatch off checks before
-//! answering, a deleted repository is reported without a crash.
+//! answering, a deleted repository is reported without a crash, the lexical segments an
+//! update adds are merged in the background into an index that ranks as a fresh build does.
 
 use std::time::{Duration, Instant};
 
@@ -273,4 +274,75 @@ fn the_watcher_does_not_follow_symlinks_out_of_the_repository() {
         watches = inotify_watches(pids[0]);
     }
     assert!((3..20).contains(&watches), "{watches} inotify watches");
+}
+
+/// A repository of `files` Python modules with `per_file` small functions each, every one of
+/// them holding `word` (the version of the module).
+fn write_modules(repo: &TempRepo, files: std::ops::Range<usize>, per_file: usize, word: &str) {
+    for f in files {
+        let mut text = String::new();
+        for d in 0..per_file {
+            text.push_str(&format!(
+                "def handler_{f}_{d}(request):\n    \"\"\"Serves {word} request {d} of module {f}.\"\"\"\n    return request.{word}_{d}\n\n\n"
+            ));
+        }
+        repo.write(&format!("pkg/mod_{f:03}.py"), text);
+    }
+}
+
+/// The ranking and the blocks of an answer: what must not change when only the index's layout
+/// does.
+fn ranking_of(answer: &str) -> Vec<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(answer).expect("answer JSON");
+    let mut out: Vec<(String, String)> = v["ranking"]
+        .as_array()
+        .expect("ranking")
+        .iter()
+        .map(|r| (r["id"].to_string(), r["score"].to_string()))
+        .collect();
+    out.extend(
+        v["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| (n["id"].to_string(), n["mode"].to_string())),
+    );
+    out
+}
+
+#[test]
+fn an_update_s_segments_are_merged_in_the_background_and_rank_as_a_fresh_build() {
+    let env = DaemonEnv::new("merge");
+    let repo = TempRepo::new("merge");
+    repo.write(".git/HEAD", "ref: refs/heads/main\n");
+    // 10,000 definitions; a save rewriting 2,200 of them leaves more than 4,096 documents
+    // changed (old and new) — a merge is due — but under half, which an update merges at once.
+    write_modules(&repo, 0..100, 100, "plain");
+    let path = repo.path().to_str().unwrap();
+    let q = "which handler serves the audited request 7 of module 3";
+    ok(&env.fittok(&["query", path, q, "--budget", "800"]));
+    assert!(!env.log().contains("lexical segments merged"));
+    write_modules(&repo, 0..22, 100, "audited");
+    until_answer(&env, path, q, |a| a.contains("request.audited_7"));
+    let t = Instant::now();
+    while !env.log().contains("lexical segments merged") {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no merge in the log:\n{}",
+            env.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let args = ["--json", "--explain", "40", "--budget", "1500"];
+    let merged = ok(&env.fittok(&[&["query", path, q][..], &args].concat()));
+    // The same question to a fresh build in process, with a cache of its own.
+    let fresh_cache = env.dir.path().join("fresh-cache");
+    let fresh = ok(&env
+        .cmd("fittokd")
+        .env("FITTOK_CACHE_DIR", &fresh_cache)
+        .args([&["query", "--semantic", "off", path, q][..], &args].concat())
+        .output()
+        .expect("fittokd query"));
+    assert_eq!(ranking_of(&merged), ranking_of(&fresh));
+    assert!(merged.contains("request.audited_7"));
 }

@@ -458,6 +458,19 @@ impl Engine {
     /// Writes this engine's snapshot to the cache directory (nothing without one, when it was
     /// just restored from an identical snapshot, or when its tests are deferred), so the next
     /// open only checks stamps.
+    /// Whether the lexical indexes hold enough changed documents that a merge pays (see
+    /// [`crate::index::bm25`]).
+    pub fn lexical_merge_due(&self) -> bool {
+        self.index.merge_due()
+    }
+
+    /// Merges the lexical indexes whose merge is due, in place: answers stay exactly the same,
+    /// read from fewer segments. A pass over their postings — for a caller off the answer's
+    /// path. Returns whether anything was merged.
+    pub fn merge_lexical(&self) -> bool {
+        self.index.merge_lexical()
+    }
+
     pub fn save_snapshot(&self) -> Result<(), snapshot::SnapshotError> {
         self.store_parses();
         let Some(dir) = self.config.cache_dir.as_deref() else {
@@ -778,9 +791,10 @@ impl Engine {
             });
         }
         // Query terms weighted by rarity: they pick the excerpt of a function too long to show.
+        let content = self.index.content.get();
         let terms: std::collections::HashMap<String, f32> = query_terms
             .iter()
-            .filter_map(|(t, w)| self.index.content.idf(t).map(|idf| (t.clone(), w * idf)))
+            .filter_map(|(t, w)| content.idf(t).map(|idf| (t.clone(), w * idf)))
             .collect();
         let provenance = Provenance {
             repo: self.repo_name(),
@@ -832,7 +846,7 @@ impl Engine {
             "ranked, selected and rendered"
         );
         a.ranking = crate::render::explain(g, &ranked, q.explain);
-        a.confidence = match_strength(&query_terms, &a.text, |t| self.index.content.idf(t));
+        a.confidence = match_strength(&query_terms, &a.text, |t| content.idf(t));
         a.names_repo = ranked
             .iter()
             .take(MENTION_POOL)

@@ -115,7 +115,7 @@ pub fn parts(
         part("graph", graph_arrays(g)),
         part(
             "lexical index",
-            bm25(&ix.content) + bm25(&ix.summary) + ix.summary_hash_bytes(),
+            bm25(&ix.content.get()) + bm25(&ix.summary.get()) + ix.summary_hash_bytes(),
         ),
         part("pagerank", vec_bytes(&ix.pagerank) + walk(&ix.walk)),
         part("line index", lines.heap_bytes()),

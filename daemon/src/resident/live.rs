@@ -203,6 +203,7 @@ impl Residents {
             "snapshot updated"
         );
         self.queue_embedding(resident, &next);
+        super::merge_in_background(resident, &next);
         Ok(next)
     }
 

@@ -48,6 +48,8 @@ pub struct Resident {
     /// A slice of embedding is under way: its vectors may be visible before `embedded`
     /// counts them.
     pub embedding_slice: AtomicBool,
+    /// A merge of the lexical indexes is under way (see [`merge_in_background`]).
+    merging: AtomicBool,
 }
 
 impl Resident {
@@ -62,6 +64,7 @@ impl Resident {
             live: Mutex::new(live::Live::default()),
             updates: AtomicU64::new(0),
             embedded: AtomicU64::new(0),
+            merging: AtomicBool::new(false),
             embedding_slice: AtomicBool::new(false),
         }
     }
@@ -755,6 +758,35 @@ const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
 /// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
 /// its own, off the answer's path, so that the next daemon only checks stamps. One restored
 /// from an identical snapshot writes nothing.
+/// Merges `engine`'s lexical indexes on a thread of their own when enough of them changed:
+/// updates add segments so that a save re-tokenizes only what it changed, and the merge that
+/// folds them back costs a pass over every posting — never on the save's path. At most one
+/// merge per repository at a time; a newer snapshot carries the segments on and merges later.
+fn merge_in_background(resident: &Arc<Resident>, engine: &Arc<Engine>) {
+    if !engine.lexical_merge_due() || resident.merging.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let (resident, engine) = (resident.clone(), engine.clone());
+    let resident_on_error = resident.clone();
+    let spawned = std::thread::Builder::new()
+        .name("fittok-merge".into())
+        .spawn(move || {
+            let t = Instant::now();
+            if engine.merge_lexical() {
+                tracing::info!(
+                    repo = %resident.root.display(),
+                    ms = t.elapsed().as_millis() as u64,
+                    "lexical segments merged"
+                );
+            }
+            resident.merging.store(false, Ordering::Release);
+        });
+    if let Err(e) = spawned {
+        resident_on_error.merging.store(false, Ordering::Release);
+        tracing::warn!(error = %e, "lexical segments not merged: no thread");
+    }
+}
+
 fn save_snapshot_in_background(engine: &Arc<Engine>) {
     if engine.is_restored() {
         return;

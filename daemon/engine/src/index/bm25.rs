@@ -1,239 +1,354 @@
-//! A BM25 inverted index over documents identified by dense ids.
+//! A BM25 index over documents identified by dense ids (the graph's node ids), in segments.
 //!
-//! Writer: [`Bm25Builder`] collects term frequencies; [`Bm25Builder::finish`] freezes them into
-//! a [`Bm25`] reader with postings per term. Scoring accumulates into a dense array, which at
-//! tens of thousands of documents costs well under a millisecond per query term.
+//! Writer: [`Bm25Builder`] tokenizes every document into one immutable [`Segment`]. An update
+//! ([`Bm25::update`]) never rewrites what it keeps: the previous segments are shared, each with
+//! a map from its documents to today's ids (a document whose node changed or went away is a
+//! tombstone in that map, its terms counted out of the document frequencies); the changed
+//! documents form a new small segment. Merging ([`Bm25::merged`]) folds segments into one
+//! (every few updates the small ones, now and then all of them), so a save tokenizes only what
+//! changed and copies one id map, while reads stay within a few segments. Scores are exactly
+//! those of a fresh build over the same documents: the statistics (document count, lengths,
+//! document frequencies) are of the live documents only.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::tokenize::{FnvBuild, for_each_token};
+
+mod segment;
+
+use segment::{Segment, SegmentWriter, distinct_terms};
+
+/// Every term's live postings as (node, term frequency), by term: for tests.
+#[cfg(test)]
+pub type Postings = HashMap<String, Vec<(u32, u16)>>;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// A segment's document that is no longer live.
+const DEAD: u32 = u32::MAX;
+/// Beyond this many segments, the small ones (all but the first) are merged into one.
+const MAX_PARTS: usize = 6;
+/// A full merge is due once the documents outside the first segment (live or dead) and the
+/// dead ones in it are more than this fraction of the live documents.
+const MERGE_FRACTION: f64 = 0.125;
+/// ... but never for fewer changed documents than this (small repositories).
+const MERGE_MIN_DOCS: usize = 4096;
+/// With this fraction changed, an update merges at once: the backstop for a caller that never
+/// merges (the daemon merges in the background long before).
+const MERGE_NOW_FRACTION: f64 = 0.5;
+
 #[derive(Default)]
 pub struct Bm25Builder {
-    terms: HashMap<String, u32, FnvBuild>,
-    postings: Vec<Vec<(u32, u32)>>,
-    doc_len: Vec<u32>,
-    /// Per-document scratch: the term ids seen in the current document, and each term's
-    /// count in it (indexed by term id, zero between documents).
-    seen: Vec<u32>,
-    count: Vec<u32>,
+    writer: SegmentWriter,
 }
 
 impl Bm25Builder {
     /// Adds the next document (ids are assigned in order: the n-th call is document n).
     pub fn add(&mut self, text: &str) -> u32 {
-        let doc = self.doc_len.len() as u32;
-        let len = self.post(doc, text);
-        self.doc_len.push(len);
-        doc
-    }
-
-    /// Tokenizes `text` into postings of document `doc`; returns its length in tokens.
-    fn post(&mut self, doc: u32, text: &str) -> u32 {
-        let mut len = 0;
-        let Bm25Builder {
-            terms,
-            postings,
-            seen,
-            count,
-            ..
-        } = self;
-        for_each_token(text, |t| {
-            // Only a term never seen before allocates.
-            let id = match terms.get(t) {
-                Some(&id) => id,
-                None => {
-                    let id = postings.len() as u32;
-                    terms.insert(t.to_string(), id);
-                    postings.push(Vec::new());
-                    count.push(0);
-                    id
-                }
-            };
-            if count[id as usize] == 0 {
-                seen.push(id);
-            }
-            count[id as usize] += 1;
-            len += 1;
-        });
-        for id in self.seen.drain(..) {
-            let tf = std::mem::take(&mut self.count[id as usize]);
-            self.postings[id as usize].push((doc, tf));
-        }
-        len
+        self.writer.add(text)
     }
 
     pub fn finish(self) -> Bm25 {
-        let n = self.doc_len.len().max(1) as f32;
-        let avgdl = self.doc_len.iter().map(|&l| l as f32).sum::<f32>() / n;
-        let idf = self
-            .postings
-            .iter()
-            .map(|p| {
-                let df = p.len() as f32;
-                ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-            })
-            .collect();
-        let norm = self
-            .doc_len
-            .iter()
-            .map(|&l| K1 * (1.0 - B + B * l as f32 / avgdl.max(1.0)))
-            .collect();
-        Bm25 {
-            terms: self.terms,
-            postings: self.postings,
-            idf,
-            norm,
-            doc_len: self.doc_len,
-        }
+        let seg = self.writer.finish();
+        let n = seg.doc_count() as u32;
+        Bm25::from_parts(vec![Part {
+            node: (0..n).collect(),
+            dead_df: HashMap::default(),
+            seg: Arc::new(seg),
+        }])
+    }
+}
+
+/// A segment as seen by one index: its documents' ids today, and the document frequency its
+/// dead documents still hold.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Part {
+    seg: Arc<Segment>,
+    /// Segment document → document id today, or [`DEAD`].
+    node: Vec<u32>,
+    /// Per term, how many of this segment's dead documents hold it.
+    dead_df: HashMap<Box<str>, u32, FnvBuild>,
+}
+
+impl Part {
+    fn df(&self, term: &str) -> u32 {
+        let all = self.seg.postings(term).map_or(0, |(d, _)| d.len() as u32);
+        all - self.dead_df.get(term).copied().unwrap_or(0)
+    }
+
+    fn dead(&self) -> usize {
+        self.node.iter().filter(|&&n| n == DEAD).count()
     }
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Bm25 {
-    terms: HashMap<String, u32, FnvBuild>,
-    postings: Vec<Vec<(u32, u32)>>,
-    idf: Vec<f32>,
-    /// k1 · (1 − b + b · len / avgdl) per document.
-    norm: Vec<f32>,
-    /// Tokens per document.
-    doc_len: Vec<u32>,
+    parts: Vec<Part>,
+    /// Live documents (ids `0..docs`).
+    docs: u32,
+    /// Tokens over the live documents.
+    total_len: u64,
 }
 
 impl Bm25 {
-    /// Heap bytes: terms (with their strings and a table slot each), postings, idf, norms.
-    pub fn heap_bytes(&self) -> usize {
-        let slot = std::mem::size_of::<(String, u32)>() + 1;
-        self.terms.keys().map(|t| t.len()).sum::<usize>()
-            + self.terms.capacity() * slot
-            + self.postings.capacity() * std::mem::size_of::<Vec<(u32, u32)>>()
-            + self
-                .postings
-                .iter()
-                .map(|p| p.capacity() * std::mem::size_of::<(u32, u32)>())
-                .sum::<usize>()
-            + (self.idf.capacity() + self.norm.capacity() + self.doc_len.capacity()) * 4
-    }
-
-    /// A term's idf, if some document holds it. (A rebuilt index keeps the terms of documents
-    /// that went away, with no postings: to a reader they do not exist.)
-    pub fn idf(&self, term: &str) -> Option<f32> {
-        self.terms
-            .get(term)
-            .filter(|&&t| !self.postings[t as usize].is_empty())
-            .map(|&t| self.idf[t as usize])
-    }
-
-    /// The index over `doc_count` documents where document `remap[d]` is `prev`'s document
-    /// `d` unchanged (ids increasing with `d`) and every other one is in `fresh` as
-    /// (id, text), ids increasing: equal to building all of them anew — same postings in the
-    /// same order, lengths, idf and norms — at the cost of tokenizing only `fresh`.
-    pub fn rebuild(
-        prev: &Bm25,
-        remap: &[Option<u32>],
-        doc_count: usize,
-        fresh: &[(u32, String)],
-    ) -> Bm25 {
-        let mut doc_len = vec![0u32; doc_count];
-        for (d, n) in remap.iter().enumerate() {
-            if let Some(n) = n {
-                doc_len[*n as usize] = prev.doc_len[d];
+    fn from_parts(parts: Vec<Part>) -> Bm25 {
+        let mut docs = 0u32;
+        let mut total_len = 0u64;
+        for p in &parts {
+            for (d, &n) in p.node.iter().enumerate() {
+                if n != DEAD {
+                    docs += 1;
+                    total_len += u64::from(p.seg.doc_len(d as u32));
+                }
             }
         }
-        // The fresh documents, tokenized as the writer would, with the previous term ids.
-        let mut b = Bm25Builder {
-            terms: prev.terms.clone(),
-            postings: vec![Vec::new(); prev.postings.len()],
-            doc_len: Vec::new(),
-            seen: Vec::new(),
-            count: vec![0; prev.postings.len()],
-        };
-        for (doc, text) in fresh {
-            doc_len[*doc as usize] = b.post(*doc, text);
+        Bm25 {
+            parts,
+            docs,
+            total_len,
         }
-        let postings: Vec<Vec<(u32, u32)>> = b
-            .postings
-            .iter()
-            .enumerate()
-            .map(|(t, added)| {
-                let kept = prev
-                    .postings
-                    .get(t)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|&(d, tf)| {
-                        remap.get(d as usize).copied().flatten().map(|n| (n, tf))
-                    });
-                merge_by_doc(kept, added.iter().copied())
-            })
-            .collect();
-        Bm25Builder {
-            terms: b.terms,
-            postings,
-            doc_len,
-            seen: Vec::new(),
-            count: Vec::new(),
-        }
-        .finish()
     }
 
-    /// Whether two indexes hold the same documents and terms (term ids aside): for tests of
-    /// [`Bm25::rebuild`].
-    #[cfg(test)]
-    pub fn same_as(&self, other: &Bm25) -> bool {
-        let live = |ix: &Bm25| -> HashMap<String, Vec<(u32, u32)>> {
-            ix.terms
-                .iter()
-                .filter(|(_, t)| !ix.postings[**t as usize].is_empty())
-                .map(|(term, t)| (term.clone(), ix.postings[*t as usize].clone()))
-                .collect()
-        };
-        self.doc_len == other.doc_len && self.norm == other.norm && live(self) == live(other)
+    /// Heap bytes: every segment (shared ones too), id maps and dead counts.
+    pub fn heap_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(Box<str>, u32)>() + 1;
+        self.parts
+            .iter()
+            .map(|p| {
+                p.seg.heap_bytes()
+                    + p.node.capacity() * 4
+                    + p.dead_df.keys().map(|t| t.len()).sum::<usize>()
+                    + p.dead_df.capacity() * slot
+            })
+            .sum::<usize>()
+            + self.parts.capacity() * std::mem::size_of::<Part>()
+    }
+
+    /// How many segments a read looks in.
+    pub fn segments(&self) -> usize {
+        self.parts.len()
+    }
+
+    fn df(&self, term: &str) -> u32 {
+        self.parts.iter().map(|p| p.df(term)).sum()
+    }
+
+    fn idf_of_df(&self, df: u32) -> f32 {
+        let n = self.docs.max(1) as f32;
+        let df = df as f32;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// A term's idf, if some live document holds it.
+    pub fn idf(&self, term: &str) -> Option<f32> {
+        let df = self.df(term);
+        (df > 0).then(|| self.idf_of_df(df))
     }
 
     /// Scores every document against weighted query terms; returns the dense score array.
     pub fn score(&self, query: &[(String, f32)]) -> Vec<f32> {
-        let mut scores = vec![0.0f32; self.norm.len()];
+        let mut scores = vec![0.0f32; self.docs as usize];
+        let avgdl = (self.total_len as f64 / f64::from(self.docs.max(1))).max(1.0) as f32;
         for (term, weight) in query {
-            let Some(&t) = self.terms.get(term) else {
+            let df = self.df(term);
+            if df == 0 {
                 continue;
-            };
-            let idf = self.idf[t as usize] * weight;
-            for &(doc, tf) in &self.postings[t as usize] {
-                let tf = tf as f32;
-                scores[doc as usize] += idf * tf * (K1 + 1.0) / (tf + self.norm[doc as usize]);
+            }
+            let idf = self.idf_of_df(df) * weight;
+            for p in &self.parts {
+                let Some((docs, tfs)) = p.seg.postings(term) else {
+                    continue;
+                };
+                for (&doc, &tf) in docs.iter().zip(tfs) {
+                    let node = p.node[doc as usize];
+                    if node == DEAD {
+                        continue;
+                    }
+                    let len = p.seg.doc_len(doc) as f32;
+                    let norm = K1 * (1.0 - B + B * len / avgdl);
+                    let tf = f32::from(tf);
+                    scores[node as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
+                }
             }
         }
         scores
     }
-}
 
-/// Two posting lists sorted by document, merged.
-fn merge_by_doc(
-    a: impl Iterator<Item = (u32, u32)>,
-    b: impl Iterator<Item = (u32, u32)>,
-) -> Vec<(u32, u32)> {
-    let mut out = Vec::new();
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => {
-                if x.0 <= y.0 {
-                    a.next()
-                } else {
-                    b.next()
+    /// The index over `doc_count` documents where document `remap[d]` is `prev`'s document
+    /// `d` unchanged and every other one is in `fresh` as (id, text): equal in every score to
+    /// building all of them anew, at the cost of tokenizing `fresh` and the documents that
+    /// died (`old_text(d)`: `prev`'s document `d`, for its terms' document frequencies).
+    /// Merges segments when due (see [`Bm25::merge_due`]) only if `merge` says so.
+    pub fn update(
+        prev: &Bm25,
+        remap: &[Option<u32>],
+        doc_count: usize,
+        fresh: &[(u32, String)],
+        old_text: impl Fn(u32) -> String,
+    ) -> Bm25 {
+        let mut parts = Vec::with_capacity(prev.parts.len() + 1);
+        for p in &prev.parts {
+            let mut dead_df = p.dead_df.clone();
+            let node: Vec<u32> = p
+                .node
+                .iter()
+                .map(|&old| {
+                    if old == DEAD {
+                        return DEAD;
+                    }
+                    match remap.get(old as usize).copied().flatten() {
+                        Some(n) => n,
+                        None => {
+                            distinct_terms(&old_text(old), |t| {
+                                // Only terms the segment holds for this document.
+                                *dead_df.entry(t.into()).or_default() += 1;
+                            });
+                            DEAD
+                        }
+                    }
+                })
+                .collect();
+            if node.iter().all(|&n| n == DEAD) {
+                continue; // nothing of it is live: it drops out with its dead counts
+            }
+            parts.push(Part {
+                seg: Arc::clone(&p.seg),
+                node,
+                dead_df,
+            });
+        }
+        if !fresh.is_empty() {
+            let mut w = SegmentWriter::default();
+            for (_, text) in fresh {
+                w.add(text);
+            }
+            parts.push(Part {
+                seg: Arc::new(w.finish()),
+                node: fresh.iter().map(|(id, _)| *id).collect(),
+                dead_df: HashMap::default(),
+            });
+        }
+        let ix = Bm25::from_parts(parts);
+        debug_assert_eq!(ix.docs as usize, doc_count);
+        let _ = doc_count;
+        if ix.changed_over(MERGE_NOW_FRACTION) {
+            return ix.merged(true);
+        }
+        if ix.parts.len() > MAX_PARTS {
+            return ix.merged(false);
+        }
+        ix
+    }
+
+    /// Whether a full merge is due: the documents outside the first segment and the dead ones
+    /// in it outweigh [`MERGE_FRACTION`] of the live ones.
+    pub fn merge_due(&self) -> bool {
+        self.changed_over(MERGE_FRACTION)
+    }
+
+    fn changed_over(&self, fraction: f64) -> bool {
+        let Some(first) = self.parts.first() else {
+            return false;
+        };
+        let changed = first.dead() + self.parts[1..].iter().map(|p| p.node.len()).sum::<usize>();
+        changed > MERGE_MIN_DOCS && changed as f64 > fraction * f64::from(self.docs)
+    }
+
+    /// The same index in fewer segments: all of them in one (`all`), or the first kept and the
+    /// rest in one. Dead documents of the merged segments are gone from the result.
+    pub fn merged(&self, all: bool) -> Bm25 {
+        let keep = usize::from(!all).min(self.parts.len());
+        let (kept, merge) = self.parts.split_at(keep);
+        if merge.len() <= 1 && merge.iter().all(|p| p.dead_df.is_empty() && p.dead() == 0) {
+            return Bm25::from_parts(self.parts.clone());
+        }
+        // The merged segment's documents: the live ones, in id order.
+        let mut live: Vec<(u32, u32)> = Vec::new(); // (id, length)
+        for p in merge {
+            for (d, &n) in p.node.iter().enumerate() {
+                if n != DEAD {
+                    live.push((n, p.seg.doc_len(d as u32)));
                 }
             }
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        out.extend(next);
+        }
+        live.sort_unstable();
+        let new_doc: HashMap<u32, u32, FnvBuild> = live
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, _))| (n, i as u32))
+            .collect();
+        let mut postings: HashMap<&str, Vec<(u32, u16)>, FnvBuild> = HashMap::default();
+        for p in merge {
+            for (term, docs, tfs) in p.seg.terms() {
+                let mut live_postings = docs
+                    .iter()
+                    .zip(tfs)
+                    .filter(|(doc, _)| p.node[**doc as usize] != DEAD)
+                    .map(|(doc, &tf)| (new_doc[&p.node[*doc as usize]], tf))
+                    .peekable();
+                if live_postings.peek().is_some() {
+                    postings.entry(term).or_default().extend(live_postings);
+                }
+            }
+        }
+        let mut terms: Vec<(&str, Vec<(u32, u16)>)> = postings.into_iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let seg = Segment::from_postings(
+            terms.into_iter().map(|(t, mut l)| {
+                l.sort_unstable();
+                (Box::from(t), l)
+            }),
+            live.iter().map(|&(_, len)| len).collect(),
+        );
+        let mut parts: Vec<Part> = kept.to_vec();
+        parts.push(Part {
+            seg: Arc::new(seg),
+            node: live.iter().map(|&(n, _)| n).collect(),
+            dead_df: HashMap::default(),
+        });
+        Bm25::from_parts(parts)
     }
-    out
+
+    /// Every live document's length and every term's live postings, by term (the logical
+    /// content, however it is segmented): for tests of [`Bm25::update`].
+    #[cfg(test)]
+    pub fn content(&self) -> (Vec<u32>, Postings) {
+        let mut lens = vec![0u32; self.docs as usize];
+        let mut terms: Postings = HashMap::new();
+        for p in &self.parts {
+            for (d, &n) in p.node.iter().enumerate() {
+                if n != DEAD {
+                    lens[n as usize] = p.seg.doc_len(d as u32);
+                }
+            }
+            for (term, docs, tfs) in p.seg.terms() {
+                for (&doc, &tf) in docs.iter().zip(tfs) {
+                    let n = p.node[doc as usize];
+                    if n != DEAD {
+                        terms.entry(term.to_string()).or_default().push((n, tf));
+                    }
+                }
+            }
+        }
+        for l in terms.values_mut() {
+            l.sort_unstable();
+        }
+        (lens, terms)
+    }
+
+    /// Whether two indexes hold the same documents and terms, with the same document
+    /// frequencies: for tests of [`Bm25::update`].
+    #[cfg(test)]
+    pub fn same_as(&self, other: &Bm25) -> bool {
+        let (a, b) = (self.content(), other.content());
+        a == b
+            && self.total_len == other.total_len
+            && a.1
+                .keys()
+                .all(|t| self.df(t) == other.df(t) && self.df(t) as usize == a.1[t].len())
+    }
 }
 
 /// Query terms with their weights: repeated terms count, with saturation (a term said five
@@ -276,19 +391,4 @@ pub fn query_terms(text: &str) -> Vec<(String, f32)> {
 const TITLE_BOOST: f32 = 2.0;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranks_matching_document_first() {
-        let mut b = Bm25Builder::default();
-        b.add("def parse_config(path): read the configuration file");
-        b.add("def send_request(url): open a socket and send bytes");
-        b.add("def unrelated(): pass");
-        let ix = b.finish();
-        let s = ix.score(&query_terms("how is the config parsed?"));
-        assert!(s[0] > s[1] && s[0] > s[2], "{s:?}");
-        let s = ix.score(&query_terms("sendRequest"));
-        assert!(s[1] > 0.0 && s[0] == 0.0);
-    }
-}
+mod tests;

@@ -19,8 +19,8 @@ const MAX_DOC_BYTES: usize = 32 * 1024;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Index {
-    pub content: bm25::Bm25,
-    pub summary: bm25::Bm25,
+    pub content: Lexical,
+    pub summary: Lexical,
     pub pagerank: Vec<f32>,
     /// The graph's semantic edges (calls, references, inheritance) in both directions: the
     /// walk of personalised PageRank, where callers and callees of relevant code are relevant.
@@ -28,6 +28,48 @@ pub struct Index {
     /// A hash of each node's summary text: an update re-tokenizes only the summaries whose
     /// text changed.
     summary_hash: Vec<u64>,
+}
+
+/// A BM25 index that a merge may replace, while readers read it, by an equal one in fewer
+/// segments (see [`bm25`]): the one part of an index that changes after it is built, and only
+/// in layout — every score stays the same.
+pub struct Lexical(std::sync::RwLock<Arc<bm25::Bm25>>);
+
+impl Lexical {
+    pub fn new(ix: bm25::Bm25) -> Lexical {
+        Lexical(std::sync::RwLock::new(Arc::new(ix)))
+    }
+
+    /// The index as it is now.
+    pub fn get(&self) -> Arc<bm25::Bm25> {
+        Arc::clone(&self.0.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn replace(&self, ix: bm25::Bm25) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(ix);
+    }
+
+    /// Merges all segments into one when enough changed; returns whether it did.
+    fn merge_if_due(&self) -> bool {
+        let ix = self.get();
+        if !ix.merge_due() {
+            return false;
+        }
+        self.replace(ix.merged(true));
+        true
+    }
+}
+
+impl serde::Serialize for Lexical {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Lexical {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Lexical, D::Error> {
+        bm25::Bm25::deserialize(d).map(Lexical::new)
+    }
 }
 
 /// The result of a scoped thread, or — should it have panicked, a bug — `redo`'s.
@@ -289,15 +331,23 @@ impl Index {
                         _ => fresh.push((node, text)),
                     }
                 }
-                let summary =
-                    bm25::Bm25::rebuild(&prev.summary, &summary_remap, g.nodes.len(), &fresh);
+                let summary = bm25::Bm25::update(
+                    &prev.summary.get(),
+                    &summary_remap,
+                    g.nodes.len(),
+                    &fresh,
+                    |o| summary_text(prev_g, o),
+                );
                 (summary, hashes)
             });
             let fresh: Vec<(u32, String)> = (0..g.nodes.len() as u32)
                 .filter(|&n| old_node[n as usize].is_none())
                 .map(|n| (n, content_text(g, sources, n)))
                 .collect();
-            let content = bm25::Bm25::rebuild(&prev.content, &remap, g.nodes.len(), &fresh);
+            let content =
+                bm25::Bm25::update(&prev.content.get(), &remap, g.nodes.len(), &fresh, |o| {
+                    content_text(prev_g, prev_sources, o)
+                });
             let (summary, hashes) = join_or(summary, || Index::build_summary(g));
             ((content, hashes), summary)
         });
@@ -305,14 +355,29 @@ impl Index {
         // inside a body): reusing them keeps a pass over every edge off the save path.
         if prev_g.nodes.len() == g.nodes.len() && prev_g.edges == g.edges {
             return Index {
-                content,
-                summary,
+                content: Lexical::new(content),
+                summary: Lexical::new(summary),
                 pagerank: prev.pagerank.clone(),
                 walk: prev.walk.clone(),
                 summary_hash,
             };
         }
         Index::with_ranks(g, content, summary, summary_hash)
+    }
+
+    /// Whether a lexical index has enough changed documents for a merge to pay.
+    pub fn merge_due(&self) -> bool {
+        self.content.get().merge_due() || self.summary.get().merge_due()
+    }
+
+    /// Merges the lexical indexes whose merge is due (see [`bm25::Bm25::merge_due`]): the
+    /// same scores from one segment each. Costs a pass over their postings, so the daemon runs
+    /// it off the update path; readers meanwhile read the unmerged ones. Returns whether
+    /// anything was merged.
+    pub fn merge_lexical(&self) -> bool {
+        let content = self.content.merge_if_due();
+        let summary = self.summary.merge_if_due();
+        content || summary
     }
 
     /// Heap bytes of the per-node summary hashes.
@@ -324,8 +389,8 @@ impl Index {
     /// the same PageRank (for tests of [`Index::update`]).
     #[cfg(test)]
     pub fn same_as(&self, other: &Index) -> bool {
-        self.content.same_as(&other.content)
-            && self.summary.same_as(&other.summary)
+        self.content.get().same_as(&other.content.get())
+            && self.summary.get().same_as(&other.summary.get())
             && self.pagerank == other.pagerank
             && self.summary_hash == other.summary_hash
     }
@@ -352,8 +417,8 @@ impl Index {
         walk_edges.extend(rank_edges.iter().map(|&(a, b)| (b, a)));
         let walk = pagerank::Neighbours::new(g.nodes.len(), &walk_edges);
         Index {
-            content,
-            summary,
+            content: Lexical::new(content),
+            summary: Lexical::new(summary),
             pagerank,
             walk,
             summary_hash,

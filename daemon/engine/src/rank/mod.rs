@@ -222,10 +222,10 @@ fn signals(
     tuning: &Tuning,
 ) -> Signals {
     let n = g.nodes.len();
-    let content_scores = ix.content.score(terms);
+    let content_scores = ix.content.get().score(terms);
     let content = order(&content_scores, SIGNAL_DEPTH);
     let w = tuning.weights;
-    let summary_scores = ix.summary.score(terms);
+    let summary_scores = ix.summary.get().score(terms);
     let summary = order(&summary_scores, SIGNAL_DEPTH);
     let mention_scores = mentions::Mentions::of(question).scores(g);
     // Mentions break ties by content relevance: a mentioned file's best functions come first.
