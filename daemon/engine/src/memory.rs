@@ -38,15 +38,6 @@ pub fn parsed_file(f: &ParsedFile) -> usize {
                 + d.doc.as_deref().map_or(0, string_bytes)
         })
         .sum();
-    let refs: usize = f
-        .references
-        .iter()
-        .map(|r| {
-            string_bytes(&r.name)
-                + r.receiver.as_deref().map_or(0, string_bytes)
-                + r.receiver_type.as_deref().map_or(0, string_bytes)
-        })
-        .sum();
     let imports: usize = f
         .imports
         .iter()
@@ -66,8 +57,7 @@ pub fn parsed_file(f: &ParsedFile) -> usize {
         + f.package.as_deref().map_or(0, string_bytes)
         + vec_bytes(&f.definitions)
         + defs
-        + vec_bytes(&f.references)
-        + refs
+        + f.references.heap_bytes()
         + vec_bytes(&f.imports)
         + imports
         + vec_bytes(&f.diagnostics)

@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod references;
+pub use references::{Reference, References, ReferencesBuilder};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
@@ -294,22 +297,6 @@ pub enum RefKind {
     Implements,
 }
 
-/// A use of a name, unresolved: the linker turns it into an edge (or counts it unresolved).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reference {
-    pub kind: RefKind,
-    /// Boxed, not `String`: a repository holds about ten references per definition (kafka: a
-    /// million), and a `Box<str>` is 8 bytes smaller with no spare capacity.
-    pub name: Box<str>,
-    /// What stood before the name: `self`, `this`, `pkg`, `Type`, `crate::a::b`, `obj`.
-    pub receiver: Option<Box<str>>,
-    /// The receiver's type when the parser could tell it locally (`x = Foo()`, `r *Router`).
-    pub receiver_type: Option<Box<str>>,
-    pub line: u32,
-    /// Index of the innermost definition containing the reference.
-    pub scope: Option<u32>,
-}
-
 /// An import as written: a module (dotted, slashed or `::` path, or a string literal) and the
 /// names it binds in the importing file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -355,7 +342,7 @@ pub struct ParsedFile {
     /// Go package / Java package declared in the file.
     pub package: Option<String>,
     pub definitions: Vec<Definition>,
-    pub references: Vec<Reference>,
+    pub references: References,
     pub imports: Vec<Import>,
     pub diagnostics: Vec<Diagnostic>,
     /// The file was not valid UTF-8 and was decoded lossily.

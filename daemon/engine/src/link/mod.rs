@@ -405,7 +405,7 @@ fn resolve_files(
         }
         for (ri, r) in f.references.iter().enumerate() {
             s.references += 1;
-            let targets = scope.resolve(r);
+            let targets = scope.resolve(&r);
             if targets.is_empty() {
                 unresolved.push((fi, ri as u32));
                 continue;

@@ -86,7 +86,7 @@ fn same_module_interface(a: &ParsedFile, b: &ParsedFile) -> bool {
                     .scope
                     .and_then(|s| f.definitions.get(s as usize))
                     .map(|d| d.qualified_name.as_str());
-                (r.kind, &*r.name, r.receiver.as_deref(), scope)
+                (r.kind, r.name, r.receiver, scope)
             })
             .collect()
     }

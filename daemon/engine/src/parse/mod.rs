@@ -27,7 +27,8 @@ mod swift;
 use tree_sitter::{Node, Parser};
 
 use crate::model::{
-    DefKind, Definition, Diagnostic, Import, Lang, ParsedFile, RefKind, Reference, is_test_path,
+    DefKind, Definition, Diagnostic, Import, Lang, ParsedFile, RefKind, Reference,
+    ReferencesBuilder, is_test_path,
 };
 
 /// Past this depth the walk stops descending (pathological nesting would exhaust the stack).
@@ -116,7 +117,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         lines,
         package: None,
         definitions: Vec::new(),
-        references: Vec::new(),
+        references: Default::default(),
         imports: Vec::new(),
         diagnostics: Vec::new(),
         lossy,
@@ -172,6 +173,7 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Rust => rust_lang::visit(&mut cx, root),
         Lang::Markdown => {}
     }
+    cx.finish();
     if region_nodes {
         regions::push_regions(&mut file, bytes);
     }
@@ -259,6 +261,8 @@ pub(crate) struct Cx<'f, 's> {
     /// Type parameters in scope (C++ `template <typename T>`): uses of them name no
     /// definition, so they are not references.
     pub type_params: Vec<String>,
+    /// The file's references, moved into it when the visit ends ([`Cx::finish`]).
+    refs: ReferencesBuilder,
 }
 
 impl<'f, 's> Cx<'f, 's> {
@@ -271,7 +275,13 @@ impl<'f, 's> Cx<'f, 's> {
             depth: 0,
             ruby_singleton: false,
             type_params: Vec::new(),
+            refs: ReferencesBuilder::default(),
         }
+    }
+
+    /// Ends the visit: the references found move into the file.
+    fn finish(self) {
+        self.file.references = self.refs.finish();
     }
 
     pub fn text(&self, node: Node) -> String {
@@ -480,13 +490,14 @@ impl<'f, 's> Cx<'f, 's> {
             return;
         }
         let receiver_type = receiver.as_deref().and_then(|r| self.lookup(r));
-        self.file.references.push(Reference {
+        let scope = self.scope();
+        self.refs.push(Reference {
             kind,
-            name: name.into_boxed_str(),
-            receiver: receiver.map(String::into_boxed_str),
-            receiver_type: receiver_type.map(String::into_boxed_str),
+            name: &name,
+            receiver: receiver.as_deref(),
+            receiver_type: receiver_type.as_deref(),
             line: node.start_position().row as u32 + 1,
-            scope: self.scope(),
+            scope,
         });
     }
 

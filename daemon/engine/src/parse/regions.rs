@@ -172,13 +172,19 @@ pub(super) fn push_regions(file: &mut ParsedFile, bytes: &[u8]) {
     }
     let base = file.definitions.len() as u32;
     // References inside a region are the region's: top-level calls get a node to hang on.
-    for r in &mut file.references {
-        let in_region = regions
-            .iter()
-            .position(|d| d.start_line <= r.line && r.line <= d.end_line && d.parent == r.scope);
-        if let Some(i) = in_region {
-            r.scope = Some(base + i as u32);
-        }
+    let moved: Vec<(usize, u32)> = file
+        .references
+        .iter()
+        .enumerate()
+        .filter_map(|(ri, r)| {
+            let i = regions.iter().position(|d| {
+                d.start_line <= r.line && r.line <= d.end_line && d.parent == r.scope
+            })?;
+            Some((ri, base + i as u32))
+        })
+        .collect();
+    for (ri, scope) in moved {
+        file.references.set_scope(ri, Some(scope));
     }
     file.definitions.extend(regions);
 }

@@ -194,8 +194,10 @@ pub fn unresolved(repo: &RepoGraph, n: usize) -> String {
     let mut counts: BTreeMap<(Lang, String), usize> = BTreeMap::new();
     for &(fi, ri) in &g.unresolved {
         let f = &g.files[fi as usize];
-        let r = &f.references[ri as usize];
-        let key = match &r.receiver {
+        let Some(r) = f.references.get(ri as usize) else {
+            continue;
+        };
+        let key = match r.receiver {
             Some(recv) => format!("{:?} {recv}.{}", r.kind, r.name),
             None => format!("{:?} {}", r.kind, r.name),
         };
@@ -239,7 +241,9 @@ pub fn sample(repo: &RepoGraph, root: &std::path::Path, n: usize) -> String {
         let step = (list.len() / n.max(1)).max(1);
         for &(fi, ri, target) in list.iter().step_by(step).take(n) {
             let f = &g.files[fi as usize];
-            let r = &f.references[ri as usize];
+            let Some(r) = f.references.get(ri as usize) else {
+                continue;
+            };
             let line = std::fs::read(root.join(&f.path))
                 .ok()
                 .and_then(|b| {
