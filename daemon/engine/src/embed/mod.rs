@@ -303,6 +303,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 mod bert;
 
 mod half;
+pub mod quantized;
 pub mod semantic;
 
 #[cfg(test)]

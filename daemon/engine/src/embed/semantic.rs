@@ -4,7 +4,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use super::{DIM, Embedder, MODEL_ID, dot};
+use super::quantized::QuantizedVector;
+use super::{Embedder, MODEL_ID};
 use crate::index::{Sources, node_text};
 use crate::link::Graph;
 use crate::store::{Store, vector_key};
@@ -59,9 +60,10 @@ pub const PRIORITY_SHARE: f32 = 0.1;
 
 /// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot
 /// is set once), so a snapshot shared with readers can gain vectors from a background thread
-/// while queries rank with whatever is there.
+/// while queries rank with whatever is there. Held as 8-bit codes ([`QuantizedVector`]): on
+/// apache/kafka's 46k embeddable nodes that is 18 MB instead of 71 MB.
 pub struct SemanticIndex {
-    vectors: Vec<OnceLock<Box<[f32]>>>,
+    vectors: Vec<OnceLock<QuantizedVector>>,
     keys: Vec<u128>,
     total: usize,
     filled: AtomicUsize,
@@ -95,18 +97,18 @@ impl SemanticIndex {
                 }
             })
             .collect();
-        let carried: std::collections::HashMap<u128, &[f32]> = previous
+        let carried: std::collections::HashMap<u128, &QuantizedVector> = previous
             .map(|p| {
                 p.keys
                     .iter()
                     .zip(&p.vectors)
-                    .filter_map(|(k, v)| Some((*k, v.get()?.as_ref())))
+                    .filter_map(|(k, v)| Some((*k, v.get()?)))
                     .collect()
             })
             .unwrap_or_default();
-        let mut found: Vec<Option<Vec<f32>>> = keys
+        let mut found: Vec<Option<QuantizedVector>> = keys
             .iter()
-            .map(|k| carried.get(k).map(|v| v.to_vec()))
+            .map(|k| carried.get(k).map(|&v| v.clone()))
             .collect();
         let wanted: Vec<u128> = keys
             .iter()
@@ -115,11 +117,11 @@ impl SemanticIndex {
             .map(|((k, f), &e)| if e && f.is_none() { *k } else { 0 })
             .collect();
         if let Some(store) = store.filter(|_| wanted.iter().any(|&k| k != 0)) {
-            match store.get_vectors(&wanted, DIM) {
+            match store.get_vectors(&wanted, super::DIM) {
                 Ok(v) => {
                     for (slot, v) in found.iter_mut().zip(v) {
                         if slot.is_none() {
-                            *slot = v;
+                            *slot = v.map(|v| QuantizedVector::new(&v));
                         }
                     }
                 }
@@ -133,7 +135,7 @@ impl SemanticIndex {
             .map(|(v, &e)| {
                 let slot = OnceLock::new();
                 if let (true, Some(v)) = (e, v) {
-                    let _ = slot.set(v.into_boxed_slice());
+                    let _ = slot.set(v);
                     filled += 1;
                 }
                 slot
@@ -216,8 +218,10 @@ impl SemanticIndex {
             let vectors = embedder.embed(&texts)?;
             let mut items = Vec::with_capacity(chunk.len());
             for (&n, v) in chunk.iter().zip(vectors) {
-                items.push((self.keys[n as usize], v.clone()));
-                if self.vectors[n as usize].set(v.into_boxed_slice()).is_ok() {
+                // The store keeps f32, so a later build may quantize differently or not at all.
+                let quantized = QuantizedVector::new(&v);
+                items.push((self.keys[n as usize], v));
+                if self.vectors[n as usize].set(quantized).is_ok() {
                     self.filled.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -235,13 +239,14 @@ impl SemanticIndex {
     pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
         self.vectors
             .iter()
-            .map(|v| v.get().map_or(f32::NAN, |v| dot(v, query)))
+            .map(|v| v.get().map_or(f32::NAN, |v| v.dot(query)))
             .collect()
     }
 
     /// Bytes the vectors hold.
     pub fn memory_bytes(&self) -> usize {
-        self.filled.load(Ordering::Relaxed) * DIM * 4 + self.vectors.len() * 40
+        self.filled.load(Ordering::Relaxed) * super::DIM
+            + self.vectors.len() * std::mem::size_of::<OnceLock<QuantizedVector>>()
     }
 }
 
@@ -293,7 +298,7 @@ mod tests {
         let set = (ix.total() as f32 * PRIORITY_SHARE).ceil() as usize;
         for &n in &pending[..set] {
             ix.vectors[n as usize]
-                .set(vec![0.0; DIM].into_boxed_slice())
+                .set(QuantizedVector::new(&[0.0; crate::embed::DIM]))
                 .unwrap();
             ix.filled.fetch_add(1, Ordering::Relaxed);
         }
