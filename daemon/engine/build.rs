@@ -29,6 +29,7 @@ fn main() {
     for p in [
         "src/parse",
         "src/model.rs",
+        "src/model",
         "src/walk.rs",
         "src/lines.rs",
         "src/scrub.rs",

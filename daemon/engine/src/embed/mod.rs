@@ -184,6 +184,22 @@ impl Embedder {
         })
     }
 
+    /// The same model reading at most `max_tokens` tokens of a text (default [`MAX_TOKENS`]),
+    /// for measuring what a shorter window buys (`benches/embedding.rs`). Vectors of another
+    /// window are not the cache's: only the default is used to fill it.
+    pub fn with_max_tokens(mut self, max_tokens: usize) -> Result<Embedder, EmbedError> {
+        self.tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens.max(2),
+                ..Default::default()
+            }))
+            .map_err(|e| EmbedError::Compute(format!("tokenizer truncation: {e}")))?;
+        if let Ok(mut recent) = self.recent.lock() {
+            recent.clear();
+        }
+        Ok(self)
+    }
+
     /// Embeds one question, reusing the vector of a recent identical one.
     pub fn embed_question(&self, question: &str) -> Result<Vec<f32>, EmbedError> {
         if let Ok(recent) = self.recent.lock()
