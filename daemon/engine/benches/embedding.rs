@@ -3,10 +3,13 @@
 //! What batching by length and a shorter window buy the background embedder (issue 15 part 4),
 //! on N (default 512) embeddable nodes of one repository, sampled evenly over its nodes. Each
 //! way of batching embeds the same texts with the model of `FITTOK_EMBED_MODEL`:
-//! - **queue, 64 at a time**: what `SemanticIndex::fill` does (each chunk of 64 in queue order
-//!   sorted by length inside `Embedder::embed`, packed up to 4,096 tokens a batch);
+//! - **queue, 64 at a time**: what `SemanticIndex::fill` did before it planned (each chunk of
+//!   64 in queue order sorted by length inside `Embedder::embed`, packed up to 4,096 tokens
+//!   a batch);
 //! - **unsorted, 8 at a time**: batches padded to their longest text, no sorting;
 //! - **whole queue sorted**: one call, so every batch holds texts of like length;
+//! - **windows of 512 by length**: what `fill` does since it plans (`PLAN_WINDOW`): each 512
+//!   of the queue sorted by text length, then 64 at a time;
 //! - **window 128**: the first way with texts cut at 128 tokens instead of 256.
 //!
 //! Then the agreements: every batching must give the same vectors (cosine ≥ 0.9999 to the
@@ -121,9 +124,33 @@ fn main() {
         out
     };
     println!("| batching | time | throughput |\n|---|---|---|");
-    let queue = run("queue, 64 at a time (today)", &full, 64);
+    let queue = run("queue, 64 at a time (before)", &full, 64);
     let unsorted = run("unsorted, 8 at a time", &full, 8);
     let sorted = run("whole queue sorted by length", &full, texts.len());
+    let planned = {
+        let t = Instant::now();
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let window = fittok_engine::embed::semantic::PLAN_WINDOW;
+        for start in (0..texts.len()).step_by(window) {
+            let mut ids: Vec<usize> = (start..(start + window).min(texts.len())).collect();
+            ids.sort_by_key(|&i| texts[i].len());
+            for c in ids.chunks(64) {
+                let batch: Vec<String> = c.iter().map(|&i| texts[i].clone()).collect();
+                let vs = full.embed(&batch).unwrap_or_else(|e| panic!("{e}"));
+                for (&i, v) in c.iter().zip(vs) {
+                    out[i] = Some(v);
+                }
+            }
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "| windows of {window} by length, 64 at a time (fill) | {s:.1} s | {:.1} texts/s |",
+            texts.len() as f64 / s.max(1e-9)
+        );
+        out.into_iter()
+            .map(Option::unwrap_or_default)
+            .collect::<Vec<_>>()
+    };
     let window = run("queue, 64 at a time, window 128", &short, 64);
 
     let cos = |a: &[Vec<f32>], b: &[Vec<f32>]| -> Vec<f32> {
@@ -131,7 +158,11 @@ fn main() {
         c.sort_by(f32::total_cmp);
         c
     };
-    for (label, other) in [("unsorted", &unsorted), ("sorted", &sorted)] {
+    for (label, other) in [
+        ("unsorted", &unsorted),
+        ("sorted", &sorted),
+        ("planned", &planned),
+    ] {
         let c = cos(&queue, other);
         println!(
             "vectors, {label} vs queue: min cosine {:.6}",

@@ -71,7 +71,18 @@ pub struct SemanticIndex {
     order: Vec<u32>,
     /// How many of `order`'s first nodes form the priority set.
     priority: usize,
+    /// What the embedder takes next: the next [`PLAN_WINDOW`] missing nodes of `order`,
+    /// shortest text first, handed out [`BATCH`] at a time. Batches of like length pad little:
+    /// 1.3× the throughput of sorting each batch of 64 alone (`benches/embedding.rs`).
+    plan: std::sync::Mutex<std::collections::VecDeque<u32>>,
 }
+
+/// How many nodes of the embedding order are sorted by length together. Larger windows pad
+/// less but blur the priority order more; the whole window is embedded before the next.
+pub const PLAN_WINDOW: usize = 512;
+
+/// Nodes per call to the embedder (it packs them into batches of up to 4,096 tokens).
+const BATCH: usize = 64;
 
 impl SemanticIndex {
     /// Looks every node's vector up in `previous` (the index of an earlier snapshot: vectors
@@ -154,6 +165,7 @@ impl SemanticIndex {
             filled: AtomicUsize::new(filled),
             priority: ((total as f32 * PRIORITY_SHARE).ceil() as usize).min(total),
             order,
+            plan: Default::default(),
         }
     }
 
@@ -208,10 +220,13 @@ impl SemanticIndex {
         store: Option<&Store>,
         deadline: Option<Instant>,
     ) -> Result<usize, super::EmbedError> {
-        let missing = self.pending();
         let mut done = 0;
-        for chunk in missing.chunks(64) {
+        loop {
             if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let chunk = self.next_batch(g, sources);
+            if chunk.is_empty() {
                 break;
             }
             let texts: Vec<String> = chunk.iter().map(|&n| embed_text(g, sources, n)).collect();
@@ -233,6 +248,28 @@ impl SemanticIndex {
             done += chunk.len();
         }
         Ok(done)
+    }
+
+    /// The next nodes to embed (empty when none is missing), from [`SemanticIndex::plan`],
+    /// which is planned again from the queue when it runs out. Concurrent fills take
+    /// different batches; a batch that fails to embed is planned again later.
+    fn next_batch(&self, g: &Graph, sources: &Sources) -> Vec<u32> {
+        let mut plan = self.plan.lock().unwrap_or_else(|e| e.into_inner());
+        plan.retain(|&n| self.vectors[n as usize].get().is_none());
+        if plan.is_empty() {
+            let mut window: Vec<(usize, u32)> = self
+                .order
+                .iter()
+                .copied()
+                .filter(|&n| self.vectors[n as usize].get().is_none())
+                .take(PLAN_WINDOW)
+                .map(|n| (embed_text(g, sources, n).len(), n))
+                .collect();
+            window.sort_unstable();
+            plan.extend(window.into_iter().map(|(_, n)| n));
+        }
+        let take = plan.len().min(BATCH);
+        plan.drain(..take).collect()
     }
 
     /// Cosine similarity of every node to the question (NaN where no vector yet).
@@ -274,6 +311,45 @@ mod tests {
         for kept in ["getaway", "getArea", "Shape"] {
             assert!(embeddable(&g, by_name(kept)), "{kept}");
         }
+    }
+
+    #[test]
+    fn batches_come_from_windows_of_the_queue_shortest_text_first() {
+        // 700 functions of growing length; priority favours the later ones, so the queue runs
+        // from the longest text to the shortest.
+        let src: String = (0..700)
+            .map(|i| format!("def f{i}(x):\n    return x{}\n\n", " + x".repeat(i % 40)))
+            .collect();
+        let g = crate::testing::graph_of(&[("m.py", &src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        let priority: Vec<f32> = (0..g.nodes.len()).map(|n| n as f32).collect();
+        let ix = SemanticIndex::from_store(&g, &sources, None, None, &priority);
+        let order = ix.pending();
+        let len = |n: u32| embed_text(&g, &sources, n).len();
+        let mut taken = Vec::new();
+        loop {
+            let batch = ix.next_batch(&g, &sources);
+            if batch.is_empty() {
+                break;
+            }
+            assert!(batch.len() <= BATCH);
+            for &n in &batch {
+                ix.vectors[n as usize]
+                    .set(QuantizedVector::new(&[0.0; crate::embed::DIM]))
+                    .unwrap();
+                ix.filled.fetch_add(1, Ordering::Relaxed);
+            }
+            taken.extend(batch);
+        }
+        assert_eq!(ix.missing(), 0);
+        assert_eq!(taken.len(), order.len());
+        // The first window is the queue's first PLAN_WINDOW nodes, in order of length.
+        let mut first: Vec<u32> = taken[..PLAN_WINDOW].to_vec();
+        assert!(first.windows(2).all(|w| len(w[0]) <= len(w[1])));
+        first.sort_unstable();
+        let mut expected = order[..PLAN_WINDOW].to_vec();
+        expected.sort_unstable();
+        assert_eq!(first, expected);
     }
 
     #[test]
