@@ -34,35 +34,10 @@ impl QuantizedVector {
         QuantizedVector { scale, codes }
     }
 
-    /// The dot product with an f32 vector (the question's), summed in 16 independent lanes
-    /// as [`super::dot`] does, then scaled once.
+    /// The dot product with an f32 vector (the question's): [`super::dot`] on the codes,
+    /// scaled once.
     pub fn dot(&self, query: &[f32]) -> f32 {
-        const LANES: usize = 16;
-        let n = self.codes.len().min(query.len());
-        let split = n / LANES * LANES;
-        let mut acc = [0.0f32; LANES];
-        for (c, q) in self.codes[..split]
-            .chunks_exact(LANES)
-            .zip(query[..split].chunks_exact(LANES))
-        {
-            for i in 0..LANES {
-                acc[i] += f32::from(c[i]) * q[i];
-            }
-        }
-        let tail: f32 = self.codes[split..n]
-            .iter()
-            .zip(&query[split..n])
-            .map(|(&c, q)| f32::from(c) * q)
-            .sum();
-        (acc.iter().sum::<f32>() + tail) * self.scale
-    }
-
-    /// The vector as f32 again (with the rounding).
-    pub fn to_f32(&self) -> Vec<f32> {
-        self.codes
-            .iter()
-            .map(|&c| f32::from(c) * self.scale)
-            .collect()
+        super::dot_widened(&self.codes, query) * self.scale
     }
 
     /// Heap bytes this vector holds.
@@ -109,10 +84,15 @@ mod tests {
         }
     }
 
+    /// The vector as f32 again (with the rounding).
+    fn to_f32(q: &QuantizedVector) -> Vec<f32> {
+        q.codes.iter().map(|&c| f32::from(c) * q.scale).collect()
+    }
+
     #[test]
     fn the_largest_component_round_trips_and_zero_and_nan_are_safe() {
         let v = [0.5f32, -0.25, 0.0, 0.125];
-        let back = QuantizedVector::new(&v).to_f32();
+        let back = to_f32(&QuantizedVector::new(&v));
         assert!((back[0] - 0.5).abs() < 1e-6);
         assert!((back[1] + 0.25).abs() < 0.5 / 127.0);
         assert_eq!(QuantizedVector::new(&[0.0; 8]).dot(&[1.0; 8]), 0.0);
