@@ -31,6 +31,9 @@ fn inspect_reports_languages_skips_and_resolution() {
             "types/index.d.ts",
             "export declare function typed(): void;\n",
         )
+        // A compiler's output beside its source: the declarations repeat `lib/emit.ts`.
+        .write("lib/emit.ts", "export function emit(): void {}\n")
+        .write("lib/emit.d.ts", "export declare function emit(): void;\n")
         .write("app/blob.py", b"\x00\x01\x02binary".as_slice())
         .write(
             "app/latin1.py",
@@ -84,10 +87,12 @@ fn inspect_reports_languages_skips_and_resolution() {
             .iter()
             .any(|p| p.contains("node_modules") || p.starts_with("dist/"))
     );
-    assert!(
-        v["languages"].get("typescript").is_none(),
-        ".d.ts is not source"
-    );
+    // Hand-written declarations (no TypeScript source of their stem) are source; emitted
+    // ones are skipped as generated.
+    let ts = &v["languages"]["typescript"];
+    assert_eq!(ts["files"], 2, "types/index.d.ts and lib/emit.ts: {v:#}");
+    assert_eq!(ts["skipped"]["generated"], 1, "lib/emit.d.ts: {v:#}");
+    assert!(paths.contains(&"lib/emit.d.ts"), "{paths:?}");
     #[cfg(unix)]
     assert!(
         paths.contains(&"app/outside.py"),

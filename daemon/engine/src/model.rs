@@ -50,8 +50,9 @@ impl Lang {
         Lang::Markdown,
     ];
 
-    /// The language of a path, by extension (or, for Ruby's build files, by name). `.d.ts`
-    /// declaration files are not source.
+    /// The language of a path, by extension (or, for Ruby's build files, by name). A `.d.ts`
+    /// declaration file is TypeScript; the walk leaves out the ones a compiler wrote
+    /// ([`crate::walk::list`]).
     pub fn from_path(path: &str) -> Option<Lang> {
         let name = path.rsplit('/').next().unwrap_or(path);
         if matches!(
@@ -61,9 +62,6 @@ impl Lang {
             return Some(Lang::Ruby);
         }
         let lower = path.to_ascii_lowercase();
-        if lower.ends_with(".d.ts") || lower.ends_with(".d.mts") || lower.ends_with(".d.cts") {
-            return None;
-        }
         let ext = lower.rsplit_once('.')?.1;
         Some(match ext {
             "py" | "pyi" => Lang::Python,
@@ -425,7 +423,7 @@ mod tests {
     #[test]
     fn languages_by_extension() {
         assert_eq!(Lang::from_path("a/b.tsx"), Some(Lang::Tsx));
-        assert_eq!(Lang::from_path("types/index.d.ts"), None);
+        assert_eq!(Lang::from_path("types/index.d.ts"), Some(Lang::TypeScript));
         assert_eq!(Lang::from_path("x.JSX"), Some(Lang::JavaScript));
         assert_eq!(Lang::from_path("Makefile"), None);
         assert_eq!(Lang::from_path("a/Rakefile"), Some(Lang::Ruby));

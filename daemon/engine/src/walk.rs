@@ -4,6 +4,7 @@
 //! in [`WalkReport::skipped`] with its reason (files of unknown languages are not reported: they
 //! are simply not source). Nothing outside the root is ever read: symlinks are not followed.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::model::Lang;
@@ -248,7 +249,49 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
         });
     }
     listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    drop_emitted_declarations(&mut listing);
     Ok(listing)
+}
+
+/// The stem of a TypeScript declaration file (`src/a.d.ts` → `src/a`), if `path` is one.
+fn declaration_stem(path: &str) -> Option<&str> {
+    [".d.ts", ".d.mts", ".d.cts"].into_iter().find_map(|ext| {
+        let cut = path.len().checked_sub(ext.len())?;
+        (path.is_char_boundary(cut) && path[cut..].eq_ignore_ascii_case(ext)).then(|| &path[..cut])
+    })
+}
+
+/// Moves to `skipped` the declaration files a compiler emitted: a `.d.ts` beside a TypeScript
+/// source of the same stem (`a.ts` → `a.d.ts`) repeats that source's signatures. A `.d.ts`
+/// with no such source is written by hand — the typings of a JavaScript package (axios's
+/// `index.d.ts` beside `index.js`), a project's shared type definitions — and is source:
+/// fixes change it.
+fn drop_emitted_declarations(listing: &mut Listing) {
+    let sources: HashSet<&str> = listing
+        .files
+        .iter()
+        .filter(|f| {
+            matches!(f.lang, Lang::TypeScript | Lang::Tsx) && declaration_stem(&f.path).is_none()
+        })
+        .filter_map(|f| f.path.rsplit_once('.').map(|(stem, _)| stem))
+        .collect();
+    let emitted: HashSet<String> = listing
+        .files
+        .iter()
+        .filter(|f| declaration_stem(&f.path).is_some_and(|stem| sources.contains(stem)))
+        .map(|f| f.path.clone())
+        .collect();
+    if emitted.is_empty() {
+        return;
+    }
+    let (drop, keep): (Vec<Listed>, Vec<Listed>) = std::mem::take(&mut listing.files)
+        .into_iter()
+        .partition(|f| emitted.contains(&f.path));
+    listing.files = keep;
+    listing.skipped.extend(
+        drop.into_iter()
+            .map(|f| (f.path, Some(f.lang), SkipReason::Generated)),
+    );
 }
 
 /// Reads one listed file, or says why it is skipped (unreadable, binary, minified, generated).
@@ -351,6 +394,56 @@ mod tests {
         for own in ["src/parser.cc", "include/pb.h", "src/user.cpp"] {
             assert!(!is_generated_name(own), "{own}");
         }
+    }
+
+    #[test]
+    fn declarations_without_their_source_are_listed() {
+        let dir = std::env::temp_dir().join(format!("fittok-walk-dts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in [
+            ("index.js", "module.exports = {};\n"),
+            (
+                "index.d.ts",
+                "export declare function get(url: string): void;\n",
+            ),
+            (
+                "src/theme.D.TS",
+                "export interface Theme { mode: number }\n",
+            ),
+            ("src/emit.ts", "export function emit(): void {}\n"),
+            ("src/emit.d.ts", "export declare function emit(): void;\n"),
+            ("src/view.tsx", "export const View = () => null;\n"),
+            ("src/view.d.ts", "export declare const View: () => null;\n"),
+        ] {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        let listed: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            listed,
+            [
+                "index.d.ts",
+                "index.js",
+                "src/emit.ts",
+                "src/theme.D.TS",
+                "src/view.tsx"
+            ]
+        );
+        let skipped: Vec<(&str, SkipReason)> = listing
+            .skipped
+            .iter()
+            .map(|(p, _, r)| (p.as_str(), r.clone()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                ("src/emit.d.ts", SkipReason::Generated),
+                ("src/view.d.ts", SkipReason::Generated)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -22,6 +22,8 @@ const MAP_FILES: usize = 8;
 const MAP_NAMES_PER_FILE: usize = 4;
 /// Signatures of definitions the shown code refers to.
 const MAX_REFERENCED: usize = 8;
+/// The fewest map files, referenced signatures and pointers a capped answer has of each.
+const MIN_FRAME: usize = 2;
 pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
 
 #[derive(Debug, Clone, Serialize)]
@@ -298,14 +300,16 @@ pub fn answer(input: RenderInput) -> Answer {
         }
     }
     // The frame grows with the budget: one map file, reference and pointer per 1000 tokens (at
-    // least 3, at most 8). One per 500 gave a 4000-token answer ~300 tokens less code; dev
+    // least 2, at most 8). One per 500 gave a 4000-token answer ~300 tokens less code; dev
     // hunk recall at 4000, full issues / titles / history validation: 51.7 / 41.6 / 55.8 % →
-    // 52.6 / 43.1 / 56.7 % with one per 1000.
+    // 52.6 / 43.1 / 56.7 % with one per 1000. At 1500 tokens a frame of 3 each took 312 tokens,
+    // a fifth of the answer; 2 each: 29.2 / 21.5 / 38.2 % → 30.1 / 23.4 / 39.5 % (1 each gave
+    // 29.7 / 23.0 / 40.8: no better, and the map would name one file).
     let frame = |max: usize| {
         if budget == 0 {
             max
         } else {
-            (budget / 1000).clamp(3, max)
+            (budget / 1000).clamp(MIN_FRAME, max)
         }
     };
     let mut map = map_entries(g, ranked, frame(MAP_FILES));
