@@ -333,7 +333,10 @@ fn an_update_s_segments_are_merged_in_the_background_and_rank_as_a_fresh_build()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let args = ["--json", "--explain", "40", "--budget", "1500"];
+    // Uncapped: the blocks then follow from the ranking and the nodes alone. Under a budget they
+    // also depend on the provenance line, which is not the same in a daemon (watched, its
+    // embedder's coverage so far) as in a one-off process, so one block more or less could fit.
+    let args = ["--json", "--explain", "40", "--budget", "0"];
     let merged = ok(&env.fittok(&[&["query", path, q][..], &args].concat()));
     // The same question to a fresh build in process, with a cache of its own.
     let fresh_cache = env.dir.path().join("fresh-cache");
