@@ -267,29 +267,21 @@ fn declaration_stem(path: &str) -> Option<&str> {
 /// `index.d.ts` beside `index.js`), a project's shared type definitions — and is source:
 /// fixes change it.
 fn drop_emitted_declarations(listing: &mut Listing) {
-    let sources: HashSet<&str> = listing
+    let sources: HashSet<String> = listing
         .files
         .iter()
         .filter(|f| {
             matches!(f.lang, Lang::TypeScript | Lang::Tsx) && declaration_stem(&f.path).is_none()
         })
-        .filter_map(|f| f.path.rsplit_once('.').map(|(stem, _)| stem))
+        .filter_map(|f| f.path.rsplit_once('.').map(|(stem, _)| stem.to_string()))
         .collect();
-    let emitted: HashSet<String> = listing
-        .files
-        .iter()
-        .filter(|f| declaration_stem(&f.path).is_some_and(|stem| sources.contains(stem)))
-        .map(|f| f.path.clone())
-        .collect();
-    if emitted.is_empty() {
-        return;
-    }
-    let (drop, keep): (Vec<Listed>, Vec<Listed>) = std::mem::take(&mut listing.files)
+    let (emitted, kept): (Vec<Listed>, Vec<Listed>) = std::mem::take(&mut listing.files)
         .into_iter()
-        .partition(|f| emitted.contains(&f.path));
-    listing.files = keep;
+        .partition(|f| declaration_stem(&f.path).is_some_and(|stem| sources.contains(stem)));
+    listing.files = kept;
     listing.skipped.extend(
-        drop.into_iter()
+        emitted
+            .into_iter()
             .map(|f| (f.path, Some(f.lang), SkipReason::Generated)),
     );
 }

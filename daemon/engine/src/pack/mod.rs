@@ -325,8 +325,8 @@ fn file_node(g: &Graph, node: u32) -> Option<u32> {
 /// The files whose header (what precedes the first definition: imports, module docs,
 /// constants) is shown with their first block: the ones holding most of the score of the best
 /// `HEADER_POOL` ranked nodes, one per 2000 tokens of code budget (rounded; none under
-/// [`NO_HEADERS_UNDER`], two with no budget). A fix often touches the imports, and code reads differently once one knows what
-/// is in scope. Dev benchmark (76 instances), no headers → headers for the first blocks'
+/// [`NO_HEADERS_UNDER`], two with no budget). A fix often touches the imports, and code reads
+/// differently once one knows what is in scope. Dev benchmark (76 instances), no headers → headers for the first blocks'
 /// files → these files: 1500 tokens 26.8 → 27.8 → 29.7 % hunk recall, 4000 44.0 → 46.9 →
 /// 49.3 (file recall 61.4 → 66.3 → 71.3), 8000 56.5 → 60.3 → 61.2 (pools of 20–40 nodes
 /// measure within 0.5). [`Tuning::headers`] overrides the count.
