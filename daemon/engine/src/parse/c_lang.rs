@@ -4,6 +4,7 @@
 //! resolves to the function's one definition, wherever its header declares it. Locals and
 //! parameters bind receiver types (`struct jv *v`, `jv v`).
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::Cx;
@@ -55,7 +56,7 @@ pub(super) fn declared_name(cx: &Cx, node: Node) -> Option<String> {
     loop {
         match cur.kind() {
             "identifier" | "field_identifier" | "type_identifier" => return Some(cx.text(cur)),
-            _ => cur = cur.child_by_field_name("declarator")?,
+            _ => cur = cur.field("declarator")?,
         }
     }
 }
@@ -67,25 +68,22 @@ pub(super) fn declares_function(node: Node) -> bool {
         if n.kind() == "function_declarator" {
             return true;
         }
-        cur = n.child_by_field_name("declarator");
+        cur = n.field("declarator");
     }
     false
 }
 
 fn function(cx: &mut Cx, node: Node, visit: Visit) {
-    let Some(name) = node
-        .child_by_field_name("declarator")
-        .and_then(|d| declared_name(cx, d))
-    else {
+    let Some(name) = node.field("declarator").and_then(|d| declared_name(cx, d)) else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, DefKind::Function, body);
     cx.within(idx, true, |cx| {
-        if let Some(t) = node.child_by_field_name("type") {
+        if let Some(t) = node.field("type") {
             visit(cx, t);
         }
-        if let Some(d) = node.child_by_field_name("declarator") {
+        if let Some(d) = node.field("declarator") {
             cx.children(d, visit);
         }
         if let Some(body) = body {
@@ -96,14 +94,14 @@ fn function(cx: &mut Cx, node: Node, visit: Visit) {
 
 pub(super) fn record(cx: &mut Cx, node: Node, kind: DefKind, visit: Visit) {
     let name = cx.field_text(node, "name");
-    match (name, node.child_by_field_name("body")) {
+    match (name, node.field("body")) {
         (Some(name), Some(body)) => {
             let idx = cx.define(node, name, kind, Some(body));
             cx.within(idx, false, |cx| cx.children(body, visit));
         }
         // `struct foo *p`: a use of the type.
         (Some(name), None) => {
-            if let Some(n) = node.child_by_field_name("name") {
+            if let Some(n) = node.field("name") {
                 cx.reference(RefKind::Type, name, None, n);
             }
         }
@@ -115,20 +113,17 @@ pub(super) fn record(cx: &mut Cx, node: Node, kind: DefKind, visit: Visit) {
 /// `typedef struct {…} jv;` defines `jv` (the anonymous struct is its body);
 /// `typedef struct jv_s jv;` aliases a named one.
 fn typedef(cx: &mut Cx, node: Node, visit: Visit) {
-    let Some(name) = node
-        .child_by_field_name("declarator")
-        .and_then(|d| declared_name(cx, d))
-    else {
+    let Some(name) = node.field("declarator").and_then(|d| declared_name(cx, d)) else {
         return cx.children(node, visit);
     };
-    let ty = node.child_by_field_name("type");
+    let ty = node.field("type");
     let anonymous_body = ty.filter(|t| {
         matches!(
             t.kind(),
             "struct_specifier" | "union_specifier" | "enum_specifier"
-        ) && t.child_by_field_name("name").is_none()
+        ) && t.field("name").is_none()
     });
-    match anonymous_body.and_then(|t| t.child_by_field_name("body").map(|b| (t, b))) {
+    match anonymous_body.and_then(|t| t.field("body").map(|b| (t, b))) {
         Some((t, body)) => {
             let kind = if t.kind() == "enum_specifier" {
                 DefKind::Enum
@@ -162,7 +157,7 @@ fn declaration(cx: &mut Cx, node: Node, visit: Visit) {
             .join(" ")
     };
     let top_level = cx.scope().is_none();
-    let declarator = node.child_by_field_name("declarator");
+    let declarator = node.field("declarator");
     if top_level
         && text_head.contains("const")
         && let Some(d) = declarator.filter(|d| d.kind() == "init_declarator")
@@ -178,7 +173,7 @@ fn declaration(cx: &mut Cx, node: Node, visit: Visit) {
 
 /// `jv x` / `struct jv_s *x` binds `x` to its type.
 pub(super) fn bind_declared(cx: &mut Cx, node: Node) {
-    let Some(ty) = node.child_by_field_name("type") else {
+    let Some(ty) = node.field("type") else {
         return;
     };
     let ty_name = match ty.kind() {
@@ -190,9 +185,7 @@ pub(super) fn bind_declared(cx: &mut Cx, node: Node) {
         _ => return,
     };
     let mut cursor = node.walk();
-    let declarators: Vec<Node> = node
-        .children_by_field_name("declarator", &mut cursor)
-        .collect();
+    let declarators: Vec<Node> = node.fields("declarator", &mut cursor).collect();
     for d in declarators {
         if declares_function(d) {
             continue;
@@ -205,30 +198,30 @@ pub(super) fn bind_declared(cx: &mut Cx, node: Node) {
 
 /// `f(x)`, `s->f(x)`, `s.f(x)` (and C++'s `this->f(x)`, `v.template get<T>()`).
 pub(super) fn call(cx: &mut Cx, node: Node, visit: Visit) {
-    if let Some(f) = node.child_by_field_name("function") {
+    if let Some(f) = node.field("function") {
         match f.kind() {
             "identifier" => {
                 let name = cx.text(f);
                 cx.reference(RefKind::Call, name, None, f);
             }
             "field_expression" => {
-                if let Some(field) = f.child_by_field_name("field") {
+                if let Some(field) = f.field("field") {
                     let text = cx.text(field);
                     let name = text.split('<').next().unwrap_or(&text).trim().to_string();
                     let receiver = f
-                        .child_by_field_name("argument")
+                        .field("argument")
                         .filter(|a| matches!(a.kind(), "identifier" | "field_expression" | "this"))
                         .map(|a| cx.text(a));
                     cx.reference(RefKind::Call, name, receiver, field);
                 }
-                if let Some(a) = f.child_by_field_name("argument") {
+                if let Some(a) = f.field("argument") {
                     visit(cx, a);
                 }
             }
             _ => visit(cx, f),
         }
     }
-    if let Some(args) = node.child_by_field_name("arguments") {
+    if let Some(args) = node.field("arguments") {
         cx.children(args, visit);
     }
 }
@@ -236,7 +229,7 @@ pub(super) fn call(cx: &mut Cx, node: Node, visit: Visit) {
 /// `#include "a/b.h"` (beside the file, then the include directories) and
 /// `#include <a/b.h>` (the include directories only).
 fn include(cx: &mut Cx, node: Node) {
-    let Some(path) = node.child_by_field_name("path") else {
+    let Some(path) = node.field("path") else {
         return;
     };
     let text = cx.text(path);

@@ -7,6 +7,7 @@
 //! shares with C (macros, typedefs, includes, declarations, C calls) is C's visitor
 //! ([`super::c_lang`]), recursing through this one.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::Cx;
@@ -23,20 +24,20 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "alias_declaration" => alias(cx, node),
         "call_expression" => call(cx, node),
         "new_expression" => {
-            if let Some(t) = node.child_by_field_name("type") {
+            if let Some(t) = node.field("type") {
                 construct(cx, t);
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }
         "base_class_clause" => bases(cx, node),
         "template_type" => {
-            if let Some(n) = node.child_by_field_name("name") {
+            if let Some(n) = node.field("name") {
                 let name = cx.text(n);
                 cx.reference(RefKind::Type, name, None, n);
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }
@@ -50,7 +51,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 /// `template <typename T, class... Args> …`: `T` and `Args` are in scope for what it declares.
 fn template(cx: &mut Cx, node: Node) {
     let before = cx.type_params.len();
-    if let Some(params) = node.child_by_field_name("parameters") {
+    if let Some(params) = node.field("parameters") {
         let mut cursor = params.walk();
         for p in params.named_children(&mut cursor) {
             let name = match p.kind() {
@@ -62,9 +63,7 @@ fn template(cx: &mut Cx, node: Node) {
                 }
                 "optional_type_parameter_declaration" => cx.field_text(p, "name"),
                 "template_template_parameter_declaration" => None,
-                _ => p
-                    .child_by_field_name("declarator")
-                    .and_then(|d| declared_name(cx, d)),
+                _ => p.field("declarator").and_then(|d| declared_name(cx, d)),
             };
             if let Some(n) = name {
                 cx.type_params.push(n);
@@ -84,7 +83,7 @@ fn template(cx: &mut Cx, node: Node) {
 
 /// `namespace a::b { … }` is a module `a::b`; an anonymous one holds its members directly.
 fn namespace(cx: &mut Cx, node: Node) {
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     match (cx.field_text(node, "name"), body) {
         (Some(name), Some(b)) => {
             let idx = cx.define(node, name, DefKind::Module, Some(b));
@@ -96,10 +95,8 @@ fn namespace(cx: &mut Cx, node: Node) {
 }
 
 fn class(cx: &mut Cx, node: Node, kind: DefKind) {
-    let body = node.child_by_field_name("body");
-    let name = node
-        .child_by_field_name("name")
-        .map(|n| last_segment(cx, n));
+    let body = node.field("body");
+    let name = node.field("name").map(|n| last_segment(cx, n));
     match (name, body) {
         (Some(name), Some(b)) => {
             let idx = cx.define(node, name, kind, Some(b));
@@ -117,7 +114,7 @@ fn class(cx: &mut Cx, node: Node, kind: DefKind) {
         }
         // `class Foo;` / `struct Foo *p`: a use of the type.
         (Some(name), None) => {
-            if let Some(n) = node.child_by_field_name("name") {
+            if let Some(n) = node.field("name") {
                 cx.reference(RefKind::Type, name, None, n);
             }
         }
@@ -146,7 +143,7 @@ fn bases_of(cx: &mut Cx, node: Node) {
         let name = last_segment(cx, t);
         cx.reference(RefKind::Inherits, name, None, t);
         if t.kind() == "template_type"
-            && let Some(args) = t.child_by_field_name("arguments")
+            && let Some(args) = t.field("arguments")
         {
             cx.children(args, visit);
         }
@@ -164,10 +161,10 @@ fn is_keyword(name: &str) -> bool {
 fn last_segment(cx: &Cx, node: Node) -> String {
     match node.kind() {
         "qualified_identifier" => node
-            .child_by_field_name("name")
+            .field("name")
             .map_or_else(|| cx.text(node), |n| last_segment(cx, n)),
         "template_type" | "template_function" => node
-            .child_by_field_name("name")
+            .field("name")
             .map_or_else(|| cx.text(node), |n| cx.text(n)),
         _ => cx.text(node),
     }
@@ -180,16 +177,16 @@ fn function_name(cx: &Cx, node: Node) -> Option<(Vec<String>, String)> {
     loop {
         match cur.kind() {
             "function_declarator" | "pointer_declarator" | "reference_declarator" => {
-                cur = cur.child_by_field_name("declarator")?
+                cur = cur.field("declarator")?
             }
             "qualified_identifier" => {
                 let mut scope = Vec::new();
                 let mut q = cur;
                 loop {
-                    if let Some(s) = q.child_by_field_name("scope") {
+                    if let Some(s) = q.field("scope") {
                         scope.push(last_segment(cx, s));
                     }
-                    match q.child_by_field_name("name") {
+                    match q.field("name") {
                         Some(n) if n.kind() == "qualified_identifier" => q = n,
                         Some(n) => return Some((scope, last_segment(cx, n))),
                         None => return None,
@@ -207,7 +204,7 @@ fn function_name(cx: &Cx, node: Node) -> Option<(Vec<String>, String)> {
 
 fn function(cx: &mut Cx, node: Node) {
     let Some((scope, name)) = node
-        .child_by_field_name("declarator")
+        .field("declarator")
         .and_then(|d| function_name(cx, d))
         // An unknown macro before `namespace x {` (fmt's `FMT_BEGIN_NAMESPACE`) makes
         // tree-sitter read a "function" named by a keyword: read its body as code instead.
@@ -215,7 +212,7 @@ fn function(cx: &mut Cx, node: Node) {
     else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let owner = scope.last().cloned().or_else(|| {
         cx.in_container()
             .then(|| cx.scope_def().map(|d| d.name.clone()))
@@ -237,10 +234,10 @@ fn function(cx: &mut Cx, node: Node) {
             format!("{prefix}{}::{name}", scope.join("::"));
     }
     cx.within(idx, true, |cx| {
-        if let Some(t) = node.child_by_field_name("type") {
+        if let Some(t) = node.field("type") {
             visit(cx, t);
         }
-        if let Some(d) = node.child_by_field_name("declarator") {
+        if let Some(d) = node.field("declarator") {
             cx.children(d, visit);
         }
         let mut cursor = node.walk();
@@ -260,15 +257,13 @@ fn function(cx: &mut Cx, node: Node) {
 /// A member declaration: a method prototype (its types), a data member (its type bound for
 /// `this->member` receivers), or a `static constexpr` constant.
 fn field(cx: &mut Cx, node: Node) {
-    let declarator = node.child_by_field_name("declarator");
+    let declarator = node.field("declarator");
     if let Some(d) = declarator
         && !c_lang::declares_function(d)
-        && let Some(ty) = node.child_by_field_name("type")
+        && let Some(ty) = node.field("type")
         && let Some(name) = declared_name(cx, d)
     {
-        if cx.text(node).contains("constexpr")
-            && node.child_by_field_name("default_value").is_some()
-        {
+        if cx.text(node).contains("constexpr") && node.field("default_value").is_some() {
             let idx = cx.define(node, name, DefKind::Constant, None);
             cx.within(idx, false, |cx| cx.children(node, visit));
             return;
@@ -286,7 +281,7 @@ fn alias(cx: &mut Cx, node: Node) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let ty = node.child_by_field_name("type");
+    let ty = node.field("type");
     // `using json = nlohmann::json;` names another `json`, not itself.
     let aliases_namesake = ty.is_some_and(|t| {
         let mut cursor = t.walk();
@@ -310,7 +305,7 @@ fn construct(cx: &mut Cx, ty: Node) {
     let name = last_segment(cx, ty);
     cx.reference(RefKind::Call, name, None, ty);
     if ty.kind() == "template_type"
-        && let Some(args) = ty.child_by_field_name("arguments")
+        && let Some(args) = ty.field("arguments")
     {
         cx.children(args, visit);
     }
@@ -320,7 +315,7 @@ fn construct(cx: &mut Cx, ty: Node) {
 /// `f<T>()`.
 fn call(cx: &mut Cx, node: Node) {
     let Some(f) = node
-        .child_by_field_name("function")
+        .field("function")
         .filter(|f| matches!(f.kind(), "qualified_identifier" | "template_function"))
     else {
         return c_lang::call(cx, node, visit);
@@ -330,20 +325,20 @@ fn call(cx: &mut Cx, node: Node) {
         // The innermost scope: `detail` in `json::detail::parse_as`.
         let mut q = f;
         while let Some(n) = q
-            .child_by_field_name("name")
+            .field("name")
             .filter(|n| n.kind() == "qualified_identifier")
         {
             q = n;
         }
-        let scope = q.child_by_field_name("scope").map(|s| last_segment(cx, s));
+        let scope = q.field("scope").map(|s| last_segment(cx, s));
         cx.reference(RefKind::Call, name, scope, f);
     } else {
         cx.reference(RefKind::Call, name, None, f);
-        if let Some(args) = f.child_by_field_name("arguments") {
+        if let Some(args) = f.field("arguments") {
             cx.children(args, visit);
         }
     }
-    if let Some(args) = node.child_by_field_name("arguments") {
+    if let Some(args) = node.field("arguments") {
         cx.children(args, visit);
     }
 }

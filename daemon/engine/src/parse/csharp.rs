@@ -7,6 +7,7 @@
 //! Qualified names are `Class.Method`, as in Java: the namespace is the file's package, which
 //! resolution uses, and the path already places it in an id.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name, child_of_kind};
@@ -44,9 +45,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "operator_declaration" | "conversion_operator_declaration" => {
             let op = node
-                .child_by_field_name("operator")
+                .field("operator")
                 .map(|o| cx.text(o))
-                .or_else(|| node.child_by_field_name("type").map(|t| cx.text(t)))
+                .or_else(|| node.field("type").map(|t| cx.text(t)))
                 .unwrap_or_default();
             method(cx, node, DefKind::Method, Some(format!("operator {op}")))
         }
@@ -61,7 +62,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "invocation_expression" => invocation(cx, node),
         "object_creation_expression" => {
-            if let Some(t) = node.child_by_field_name("type") {
+            if let Some(t) = node.field("type") {
                 let name = base_type_name(&cx.text(t)).to_string();
                 if !name.is_empty() {
                     cx.reference(RefKind::Call, name, None, t);
@@ -86,7 +87,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 impl Cx<'_, '_> {
     /// Visits `node`'s children other than its `type` field (already taken as type uses).
     fn children_except_types(&mut self, node: Node) {
-        let ty = node.child_by_field_name("type").map(|t| t.id());
+        let ty = node.field("type").map(|t| t.id());
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -100,7 +101,7 @@ impl Cx<'_, '_> {
 /// Type uses under a node's `type` / `returns` fields (and generic arguments).
 fn types_in(cx: &mut Cx, node: Node) {
     for field in ["type", "returns"] {
-        if let Some(t) = node.child_by_field_name(field) {
+        if let Some(t) = node.field(field) {
             type_refs(cx, t, RefKind::Type);
         }
     }
@@ -155,7 +156,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     let doc = xml_doc(cx, node);
     cx.set_doc(idx, doc);
@@ -208,7 +209,7 @@ fn bind_parameters(cx: &mut Cx, params: Node) {
     let mut cursor = params.walk();
     let params: Vec<Node> = params.named_children(&mut cursor).collect();
     for p in params {
-        if let (Some(name), Some(ty)) = (cx.field_text(p, "name"), p.child_by_field_name("type")) {
+        if let (Some(name), Some(ty)) = (cx.field_text(p, "name"), p.field("type")) {
             let ty_text = cx.text(ty);
             cx.bind(name, base_type_name(&ty_text).to_string());
         }
@@ -220,12 +221,12 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind, name: Option<String>) {
         .or_else(|| cx.field_text(node, "name"))
         .or_else(|| cx.scope_def().map(|d| d.name.clone()))
         .unwrap_or_default();
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     let doc = xml_doc(cx, node);
     cx.set_doc(idx, doc);
     cx.within(idx, true, |cx| {
-        if let Some(params) = node.child_by_field_name("parameters") {
+        if let Some(params) = node.field("parameters") {
             bind_parameters(cx, params);
             // An extension method's `this Foo x` extends Foo: a use of the type.
             cx.children(params, visit);
@@ -239,7 +240,7 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind, name: Option<String>) {
         for c in rest {
             cx.children(c, visit);
         }
-        if let Some(v) = node.child_by_field_name("value") {
+        if let Some(v) = node.field("value") {
             visit(cx, v);
         }
         if let Some(body) = body {
@@ -252,7 +253,7 @@ fn property(cx: &mut Cx, node: Node) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    if let Some(ty) = node.child_by_field_name("type") {
+    if let Some(ty) = node.field("type") {
         let base = base_type_name(&cx.text(ty)).to_string();
         cx.bind(format!("this.{name}"), base.clone());
         cx.bind(name.clone(), base);
@@ -299,7 +300,7 @@ fn declarator_names(cx: &Cx, decl: Node) -> Vec<String> {
 /// `Foo x = …` binds `x` (and `this.x` for fields) to `Foo`; `var x = new Foo()` to `Foo`.
 fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
     let declared = decl
-        .child_by_field_name("type")
+        .field("type")
         .map(|t| base_type_name(&cx.text(t)).to_string())
         .filter(|t| t != "var");
     let mut cursor = decl.walk();
@@ -316,7 +317,7 @@ fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
             let init = d
                 .named_children(&mut c)
                 .find(|n| n.kind() == "object_creation_expression")?;
-            let t = init.child_by_field_name("type")?;
+            let t = init.field("type")?;
             Some(base_type_name(&cx.text(t)).to_string())
         });
         if let Some(ty) = ty {
@@ -329,7 +330,7 @@ fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
 }
 
 fn invocation(cx: &mut Cx, node: Node) {
-    if let Some(f) = node.child_by_field_name("function") {
+    if let Some(f) = node.field("function") {
         match f.kind() {
             "identifier" => {
                 let name = cx.text(f);
@@ -343,37 +344,33 @@ fn invocation(cx: &mut Cx, node: Node) {
                 type_refs(cx, f, RefKind::Type);
             }
             "member_access_expression" => {
-                if let Some(name_node) = f.child_by_field_name("name") {
+                if let Some(name_node) = f.field("name") {
                     let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
                     let name = cx.text(name_node);
-                    let receiver = f
-                        .child_by_field_name("expression")
-                        .map(|e| receiver_text(cx, e));
+                    let receiver = f.field("expression").map(|e| receiver_text(cx, e));
                     cx.reference(RefKind::Call, name, receiver, name_node);
                 }
-                if let Some(e) = f.child_by_field_name("expression") {
+                if let Some(e) = f.field("expression") {
                     visit(cx, e);
                 }
             }
             "conditional_access_expression" => {
                 // `a?.M()`: the binding names the member, the condition is the receiver.
-                let receiver = f
-                    .child_by_field_name("condition")
-                    .map(|c| receiver_text(cx, c));
+                let receiver = f.field("condition").map(|c| receiver_text(cx, c));
                 if let Some(binding) = child_of_kind(f, "member_binding_expression")
-                    && let Some(name_node) = binding.child_by_field_name("name")
+                    && let Some(name_node) = binding.field("name")
                 {
                     let name = cx.text(name_node);
                     cx.reference(RefKind::Call, name, receiver, name_node);
                 }
-                if let Some(c) = f.child_by_field_name("condition") {
+                if let Some(c) = f.field("condition") {
                     visit(cx, c);
                 }
             }
             _ => visit(cx, f),
         }
     }
-    if let Some(args) = node.child_by_field_name("arguments") {
+    if let Some(args) = node.field("arguments") {
         cx.children(args, visit);
     }
 }
@@ -401,7 +398,7 @@ fn receiver_text(cx: &Cx, node: Node) -> String {
 /// `using static A.B.C;` (the type's members), `global using …` alike.
 fn using(cx: &mut Cx, node: Node) {
     let alias = cx.field_text(node, "name");
-    let alias_id = node.child_by_field_name("name").map(|n| n.id());
+    let alias_id = node.field("name").map(|n| n.id());
     let mut cursor = node.walk();
     let target = node
         .named_children(&mut cursor)

@@ -2,6 +2,7 @@
 //! declarations named by the type (struct, interface, other), constants; package and import
 //! specs; calls through identifiers and selectors; receiver and local variable types.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name, unquote};
@@ -18,7 +19,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "function_declaration" => function(cx, node, None),
         "method_declaration" => {
             let receiver_type = node
-                .child_by_field_name("receiver")
+                .field("receiver")
                 .and_then(|r| r.named_child(0))
                 .and_then(|p| {
                     let var = cx.field_text(p, "name");
@@ -39,11 +40,11 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.within(idx, true, |cx| cx.children(node, visit));
         }
         "parameter_declaration" => {
-            if let Some(ty) = node.child_by_field_name("type") {
+            if let Some(ty) = node.field("type") {
                 let ty_text = cx.text(ty);
                 let mut cursor = node.walk();
                 let names: Vec<String> = node
-                    .children_by_field_name("name", &mut cursor)
+                    .fields("name", &mut cursor)
                     .map(|n| cx.text(n))
                     .collect();
                 for name in names {
@@ -57,7 +58,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.children(node, visit);
         }
         "var_spec" => {
-            if let Some(ty) = node.child_by_field_name("type") {
+            if let Some(ty) = node.field("type") {
                 let ty_text = cx.text(ty);
                 if let Some(name) = cx.field_text(node, "name") {
                     cx.bind(name, base_type_name(&ty_text).to_string());
@@ -66,16 +67,16 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.children(node, visit);
         }
         "call_expression" => {
-            if let Some(func) = node.child_by_field_name("function") {
+            if let Some(func) = node.field("function") {
                 call(cx, func);
             }
             cx.children(node, visit);
         }
         "composite_literal" => {
-            if let Some(ty) = node.child_by_field_name("type") {
+            if let Some(ty) = node.field("type") {
                 type_ref(cx, ty);
             }
-            if let Some(body) = node.child_by_field_name("body") {
+            if let Some(body) = node.field("body") {
                 cx.children(body, visit);
             }
         }
@@ -86,7 +87,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 
 fn function(cx: &mut Cx, node: Node, receiver: Option<(Option<String>, String)>) {
     let name = cx.field_text(node, "name").unwrap_or_default();
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let (kind, name) = match &receiver {
         Some(_) => (DefKind::Method, name),
         None => (DefKind::Function, name),
@@ -101,7 +102,7 @@ fn function(cx: &mut Cx, node: Node, receiver: Option<(Option<String>, String)>)
             cx.bind(var, ty);
         }
         for field in ["parameters", "result"] {
-            if let Some(p) = node.child_by_field_name(field) {
+            if let Some(p) = node.field(field) {
                 visit(cx, p);
             }
         }
@@ -113,7 +114,7 @@ fn function(cx: &mut Cx, node: Node, receiver: Option<(Option<String>, String)>)
 
 fn type_spec(cx: &mut Cx, node: Node) {
     let name = cx.field_text(node, "name").unwrap_or_default();
-    let ty = node.child_by_field_name("type");
+    let ty = node.field("type");
     let kind = match ty.map(|t| t.kind()) {
         Some("struct_type") => DefKind::Struct,
         Some("interface_type") => DefKind::Interface,
@@ -139,8 +140,8 @@ fn type_spec(cx: &mut Cx, node: Node) {
 fn embedded_fields(cx: &mut Cx, struct_type: Node) {
     let mut stack = vec![struct_type];
     while let Some(n) = stack.pop() {
-        if n.kind() == "field_declaration" && n.child_by_field_name("name").is_none() {
-            if let Some(ty) = n.child_by_field_name("type") {
+        if n.kind() == "field_declaration" && n.field("name").is_none() {
+            if let Some(ty) = n.field("type") {
                 let text = cx.text(ty);
                 let text = text.trim_start_matches('*');
                 let (receiver, name) = match text.rsplit_once('.') {
@@ -179,7 +180,7 @@ fn call(cx: &mut Cx, func: Node) {
         }
         "selector_expression" => {
             let name = cx.field_text(func, "field").unwrap_or_default();
-            let receiver = func.child_by_field_name("operand").map(|o| match o.kind() {
+            let receiver = func.field("operand").map(|o| match o.kind() {
                 "identifier" | "selector_expression" => cx.text(o),
                 _ => String::new(),
             });
@@ -196,10 +197,7 @@ fn call(cx: &mut Cx, func: Node) {
 
 /// `x := Foo{}`, `x := &Foo{}`, `x := pkg.NewFoo()` (a `New<T>` constructor) bind x's type.
 fn bind_short_var(cx: &mut Cx, node: Node) {
-    let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
+    let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return;
     };
     let (Some(var), Some(value)) = (left.named_child(0), right.named_child(0)) else {
@@ -207,13 +205,13 @@ fn bind_short_var(cx: &mut Cx, node: Node) {
     };
     let var = cx.text(var);
     let value = if value.kind() == "unary_expression" {
-        value.child_by_field_name("operand").unwrap_or(value)
+        value.field("operand").unwrap_or(value)
     } else {
         value
     };
     let ty = match value.kind() {
-        "composite_literal" => value.child_by_field_name("type").map(|t| cx.text(t)),
-        "call_expression" => value.child_by_field_name("function").and_then(|f| {
+        "composite_literal" => value.field("type").map(|t| cx.text(t)),
+        "call_expression" => value.field("function").and_then(|f| {
             let text = cx.text(f);
             let name = text.rsplit('.').next().unwrap_or(&text);
             name.strip_prefix("New")

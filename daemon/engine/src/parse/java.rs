@@ -2,6 +2,7 @@
 //! static final constants, anonymous classes; package and imports; invocations, `new`,
 //! heritage and type uses. Local variables and parameters bind receiver types.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name};
@@ -32,10 +33,8 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "method_invocation" => {
             let name = cx.field_text(node, "name").unwrap_or_default();
-            let receiver = node
-                .child_by_field_name("object")
-                .map(|o| receiver_text(cx, o));
-            if let Some(name_node) = node.child_by_field_name("name") {
+            let receiver = node.field("object").map(|o| receiver_text(cx, o));
+            if let Some(name_node) = node.field("name") {
                 cx.reference(RefKind::Call, name, receiver, name_node);
             }
             cx.children(node, visit);
@@ -66,7 +65,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, false, |cx| {
         let mut cursor = node.walk();
@@ -121,23 +120,21 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind) {
         .field_text(node, "name")
         .or_else(|| cx.scope_def().map(|d| d.name.clone()))
         .unwrap_or_default();
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
-        if let Some(params) = node.child_by_field_name("parameters") {
+        if let Some(params) = node.field("parameters") {
             let mut cursor = params.walk();
             let params: Vec<Node> = params.named_children(&mut cursor).collect();
             for p in params {
-                if let (Some(name), Some(ty)) =
-                    (cx.field_text(p, "name"), p.child_by_field_name("type"))
-                {
+                if let (Some(name), Some(ty)) = (cx.field_text(p, "name"), p.field("type")) {
                     let ty_text = cx.text(ty);
                     cx.bind(name, base_type_name(&ty_text).to_string());
                 }
                 cx.children(p, visit);
             }
         }
-        if let Some(ty) = node.child_by_field_name("type") {
+        if let Some(ty) = node.field("type") {
             visit(cx, ty);
         }
         if let Some(body) = body {
@@ -158,7 +155,7 @@ fn field(cx: &mut Cx, node: Node) {
     if is_constant {
         let mut cursor = node.walk();
         let names: Vec<String> = node
-            .children_by_field_name("declarator", &mut cursor)
+            .fields("declarator", &mut cursor)
             .filter_map(|d| cx.field_text(d, "name"))
             .collect();
         if let Some(name) = names.into_iter().next() {
@@ -172,7 +169,7 @@ fn field(cx: &mut Cx, node: Node) {
 
 /// `Foo x = …` binds `x` (and `this.x` for fields) to `Foo`.
 fn bind_declarators(cx: &mut Cx, node: Node) {
-    let Some(ty) = node.child_by_field_name("type") else {
+    let Some(ty) = node.field("type") else {
         return;
     };
     let ty_text = cx.text(ty);
@@ -180,7 +177,7 @@ fn bind_declarators(cx: &mut Cx, node: Node) {
     let is_field = node.kind() == "field_declaration";
     let mut cursor = node.walk();
     let names: Vec<String> = node
-        .children_by_field_name("declarator", &mut cursor)
+        .fields("declarator", &mut cursor)
         .filter_map(|d| cx.field_text(d, "name"))
         .collect();
     for name in names {
@@ -192,7 +189,7 @@ fn bind_declarators(cx: &mut Cx, node: Node) {
 }
 
 fn creation(cx: &mut Cx, node: Node) {
-    let ty = node.child_by_field_name("type");
+    let ty = node.field("type");
     let type_name = ty.map(|t| base_type_name(&cx.text(t)).to_string());
     if let (Some(t), Some(name)) = (ty, type_name.clone()) {
         cx.reference(RefKind::Call, name, None, t);
@@ -214,13 +211,13 @@ fn creation(cx: &mut Cx, node: Node) {
                     cx.reference(RefKind::Inherits, name.clone(), None, t)
                 });
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
             cx.within(idx, false, |cx| cx.children(body, visit));
         }
         _ => {
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }

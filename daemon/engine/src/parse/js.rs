@@ -2,6 +2,7 @@
 //! methods, interfaces, type aliases, enums, namespaces, `obj.prop = function` assignments;
 //! ES imports and `require`; calls, `new`, heritage and type uses.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name, unquote};
@@ -28,19 +29,19 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "enum_declaration" => {
             let name = cx.field_text(node, "name").unwrap_or_default();
-            let body = node.child_by_field_name("body");
+            let body = node.field("body");
             cx.define(node, name, DefKind::Enum, body);
         }
         "type_alias_declaration" => {
             let name = cx.field_text(node, "name").unwrap_or_default();
             let idx = cx.define(node, name, DefKind::TypeAlias, None);
-            if let Some(value) = node.child_by_field_name("value") {
+            if let Some(value) = node.field("value") {
                 cx.within(idx, false, |cx| type_refs(cx, value));
             }
         }
         "internal_module" | "module" => {
             let name = cx.field_text(node, "name").map(|n| unquote(&n));
-            match (name, node.child_by_field_name("body")) {
+            match (name, node.field("body")) {
                 (Some(name), Some(body)) => {
                     let idx = cx.define(node, name, DefKind::Module, Some(body));
                     cx.within(idx, false, |cx| cx.children(body, visit));
@@ -57,7 +58,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 .field_text(node, "name")
                 .or_else(|| cx.field_text(node, "property"))
                 .unwrap_or_default();
-            match node.child_by_field_name("value") {
+            match node.field("value") {
                 Some(v) if is_function(v) => {
                     function(cx, node, v, name);
                 }
@@ -67,10 +68,8 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "variable_declarator" => declarator(cx, node),
         "assignment_expression" => assignment(cx, node),
         "pair" => {
-            let key = node
-                .child_by_field_name("key")
-                .map(|k| unquote(&cx.text(k)));
-            match (key, node.child_by_field_name("value")) {
+            let key = node.field("key").map(|k| unquote(&cx.text(k)));
+            match (key, node.field("value")) {
                 (Some(key), Some(v)) if is_function(v) => {
                     function(cx, node, v, key);
                 }
@@ -84,7 +83,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.children(node, visit);
         }
         "new_expression" => {
-            if let Some(ctor) = node.child_by_field_name("constructor") {
+            if let Some(ctor) = node.field("constructor") {
                 let (name, receiver) = callee(cx, ctor);
                 cx.reference(RefKind::Call, name, receiver, ctor);
             }
@@ -115,10 +114,10 @@ fn function_index(cx: &mut Cx, outer: Node, func: Node, name: String) -> u32 {
     } else {
         DefKind::Function
     };
-    let body = func.child_by_field_name("body");
+    let body = func.field("body");
     let idx = cx.define(outer, name, kind, body);
-    let params = func.child_by_field_name("parameters");
-    let ret = func.child_by_field_name("return_type");
+    let params = func.field("parameters");
+    let ret = func.field("return_type");
     cx.within(idx, true, |cx| {
         if let Some(params) = params {
             parameters(cx, params);
@@ -141,21 +140,21 @@ fn parameters(cx: &mut Cx, params: Node) {
     let mut cursor = params.walk();
     let params: Vec<Node> = params.named_children(&mut cursor).collect();
     for p in params {
-        let pattern = p.child_by_field_name("pattern").map(|n| cx.text(n));
-        if let (Some(name), Some(ty)) = (pattern, p.child_by_field_name("type")) {
+        let pattern = p.field("pattern").map(|n| cx.text(n));
+        if let (Some(name), Some(ty)) = (pattern, p.field("type")) {
             let ty_text = cx.text(ty);
             let ty_text = ty_text.trim_start_matches(':').trim();
             cx.bind(name, base_type_name(ty_text).to_string());
             type_refs(cx, ty);
         }
-        if let Some(value) = p.child_by_field_name("value") {
+        if let Some(value) = p.field("value") {
             visit(cx, value);
         }
     }
 }
 
 fn class(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) {
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(outer, name, kind, body);
     cx.within(idx, false, |cx| {
         let mut cursor = node.walk();
@@ -195,7 +194,7 @@ fn heritage_types(cx: &mut Cx, clause: Node, kind: RefKind) {
     let children: Vec<Node> = clause.named_children(&mut cursor).collect();
     for child in children {
         let target = if child.kind() == "generic_type" {
-            child.child_by_field_name("name").unwrap_or(child)
+            child.field("name").unwrap_or(child)
         } else {
             child
         };
@@ -212,12 +211,12 @@ fn heritage_types(cx: &mut Cx, clause: Node, kind: RefKind) {
 }
 
 fn declarator(cx: &mut Cx, node: Node) {
-    let name_node = node.child_by_field_name("name");
-    let value = node.child_by_field_name("value");
+    let name_node = node.field("name");
+    let value = node.field("value");
     let name = name_node
         .filter(|n| n.kind() == "identifier")
         .map(|n| cx.text(n));
-    if let (Some(name), Some(ty)) = (name.clone(), node.child_by_field_name("type")) {
+    if let (Some(name), Some(ty)) = (name.clone(), node.field("type")) {
         let ty_text = cx.text(ty);
         cx.bind(
             name,
@@ -236,7 +235,7 @@ fn declarator(cx: &mut Cx, node: Node) {
         }
         (Some(name), Some(v)) => {
             if v.kind() == "new_expression"
-                && let Some(ctor) = v.child_by_field_name("constructor")
+                && let Some(ctor) = v.field("constructor")
             {
                 let ty = cx.text(ctor);
                 cx.bind(name.clone(), base_type_name(&ty).to_string());
@@ -315,10 +314,7 @@ fn destructured_names(cx: &Cx, pattern: Node) -> Vec<(String, String)> {
 
 /// `obj.prop = function () {}` / `module.exports.f = () => {}` / `Foo.prototype.bar = …`.
 fn assignment(cx: &mut Cx, node: Node) {
-    let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
+    let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return cx.children(node, visit);
     };
     if is_function(right) {
@@ -347,7 +343,7 @@ fn assignment(cx: &mut Cx, node: Node) {
         return require(cx, right, None);
     }
     if right.kind() == "new_expression"
-        && let Some(ctor) = right.child_by_field_name("constructor")
+        && let Some(ctor) = right.field("constructor")
     {
         let ty = cx.text(ctor);
         let left = cx.text(left);
@@ -357,7 +353,7 @@ fn assignment(cx: &mut Cx, node: Node) {
 }
 
 fn export(cx: &mut Cx, node: Node) {
-    if let Some(decl) = node.child_by_field_name("declaration") {
+    if let Some(decl) = node.field("declaration") {
         // The definition's extent includes `export`.
         return match decl.kind() {
             "function_declaration" | "generator_function_declaration" => {
@@ -375,7 +371,7 @@ fn export(cx: &mut Cx, node: Node) {
             _ => visit(cx, decl),
         };
     }
-    if let Some(value) = node.child_by_field_name("value") {
+    if let Some(value) = node.field("value") {
         // `export default function () {}` / `export default class {}` / `export default () => …`
         return match value.kind() {
             k if is_function(value) || k == "function_declaration" => {
@@ -415,7 +411,7 @@ fn export(cx: &mut Cx, node: Node) {
         }
     }
     // `export { a } from './x'` re-exports: an import edge.
-    if let Some(source) = node.child_by_field_name("source") {
+    if let Some(source) = node.field("source") {
         let module = unquote(&cx.text(source));
         cx.import(Import::everything(
             module,
@@ -425,7 +421,7 @@ fn export(cx: &mut Cx, node: Node) {
 }
 
 fn import(cx: &mut Cx, node: Node) {
-    let Some(source) = node.child_by_field_name("source") else {
+    let Some(source) = node.field("source") else {
         return;
     };
     let module = unquote(&cx.text(source));
@@ -470,12 +466,12 @@ fn import(cx: &mut Cx, node: Node) {
 }
 
 fn is_require(cx: &Cx, call: Node) -> bool {
-    call.child_by_field_name("function")
+    call.field("function")
         .is_some_and(|f| f.kind() == "identifier" && cx.text(f) == "require")
 }
 
 fn require_module(cx: &Cx, call: Node) -> Option<String> {
-    let args = call.child_by_field_name("arguments")?;
+    let args = call.field("arguments")?;
     let first = args.named_child(0)?;
     (first.kind() == "string").then(|| unquote(&cx.text(first)))
 }
@@ -509,7 +505,7 @@ fn callee(cx: &Cx, node: Node) -> (String, Option<String>) {
     match node.kind() {
         "member_expression" => {
             let name = cx.field_text(node, "property").unwrap_or_default();
-            let receiver = node.child_by_field_name("object").map(|o| match o.kind() {
+            let receiver = node.field("object").map(|o| match o.kind() {
                 "identifier" | "this" | "super" | "member_expression" => cx.text(o),
                 _ => String::new(),
             });
@@ -527,7 +523,7 @@ fn callee(cx: &Cx, node: Node) -> (String, Option<String>) {
 }
 
 fn call(cx: &mut Cx, node: Node) {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.field("function") else {
         return;
     };
     if is_require(cx, node) {

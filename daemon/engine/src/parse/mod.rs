@@ -11,6 +11,7 @@ mod builtins;
 mod c_lang;
 mod cpp;
 mod csharp;
+mod fields;
 mod go;
 mod java;
 mod js;
@@ -25,6 +26,8 @@ mod scala;
 mod swift;
 
 use tree_sitter::{Node, Parser};
+
+pub(crate) use fields::Fields;
 
 use crate::model::{
     DefKind, Definition, Diagnostic, Import, Lang, ParsedFile, RefKind, Reference,
@@ -289,8 +292,8 @@ impl<'f, 's> Cx<'f, 's> {
         String::from_utf8_lossy(&self.src[range]).into_owned()
     }
 
-    pub fn field_text(&self, node: Node, field: &str) -> Option<String> {
-        node.child_by_field_name(field).map(|n| self.text(n))
+    pub fn field_text(&self, node: Node, field: &'static str) -> Option<String> {
+        node.field(field).map(|n| self.text(n))
     }
 
     pub fn lang(&self) -> Lang {

@@ -8,6 +8,7 @@
 //! `implements` and a class's `use Trait;`; type uses. Parameter types, typed properties and
 //! `$x = new A()` bind receiver types.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name, child_of_kind};
@@ -41,7 +42,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.children(node, visit);
         }
         "function_call_expression" => {
-            if let Some(f) = node.child_by_field_name("function") {
+            if let Some(f) = node.field("function") {
                 match f.kind() {
                     "name" | "qualified_name" => {
                         let name = base_type_name(&cx.text(f)).to_string();
@@ -50,13 +51,13 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                     _ => visit(cx, f),
                 }
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }
         "member_call_expression" | "nullsafe_member_call_expression" => {
-            let object = node.child_by_field_name("object");
-            if let (Some(object), Some(name)) = (object, node.child_by_field_name("name")) {
+            let object = node.field("object");
+            if let (Some(object), Some(name)) = (object, node.field("name")) {
                 let receiver = receiver_text(cx, object);
                 if name.kind() == "name" {
                     let n = cx.text(name);
@@ -64,13 +65,13 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 }
                 visit(cx, object);
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }
         "scoped_call_expression" => {
-            let scope = node.child_by_field_name("scope");
-            if let (Some(scope), Some(name)) = (scope, node.child_by_field_name("name"))
+            let scope = node.field("scope");
+            if let (Some(scope), Some(name)) = (scope, node.field("name"))
                 && name.kind() == "name"
             {
                 let receiver = match cx.text(scope).as_str() {
@@ -81,7 +82,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 let n = cx.text(name);
                 cx.reference(RefKind::Call, n, Some(receiver), name);
             }
-            if let Some(args) = node.child_by_field_name("arguments") {
+            if let Some(args) = node.field("arguments") {
                 cx.children(args, visit);
             }
         }
@@ -131,8 +132,8 @@ fn receiver_text(cx: &Cx, node: Node) -> String {
     match node.kind() {
         "variable_name" => cx.text(node).trim_start_matches('$').to_string(),
         "member_access_expression" | "nullsafe_member_access_expression" => {
-            let object = node.child_by_field_name("object");
-            let name = node.child_by_field_name("name");
+            let object = node.field("object");
+            let name = node.field("name");
             match (object, name) {
                 (Some(o), Some(n)) if n.kind() == "name" => {
                     let o = receiver_text(cx, o);
@@ -152,10 +153,10 @@ fn receiver_text(cx: &Cx, node: Node) -> String {
 /// `namespace A\B;` names the file's package from here on; `namespace A\B { … }` scopes it to
 /// its body (the last one wins for the file, as one namespace per file is the rule).
 fn namespace(cx: &mut Cx, node: Node) {
-    if let Some(name) = node.child_by_field_name("name") {
+    if let Some(name) = node.field("name") {
         cx.file.package = Some(dotted(&cx.text(name)));
     }
-    if let Some(body) = node.child_by_field_name("body") {
+    if let Some(body) = node.field("body") {
         cx.children(body, visit);
     }
 }
@@ -164,7 +165,7 @@ fn namespace(cx: &mut Cx, node: Node) {
 fn use_declaration(cx: &mut Cx, node: Node) {
     let line = node.start_position().row as u32 + 1;
     let prefix = child_of_kind(node, "namespace_name").map(|p| dotted(&cx.text(p)));
-    let clauses: Vec<Node> = match node.child_by_field_name("body") {
+    let clauses: Vec<Node> = match node.field("body") {
         Some(group) => {
             let mut cursor = group.walk();
             group
@@ -192,7 +193,7 @@ fn use_declaration(cx: &mut Cx, node: Node) {
         };
         let name = module.rsplit('.').next().unwrap_or(&module).to_string();
         let alias = clause
-            .child_by_field_name("alias")
+            .field("alias")
             .map(|a| cx.text(a))
             .unwrap_or_else(|| name.clone());
         cx.import(Import {
@@ -209,7 +210,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
         let mut cursor = node.walk();
@@ -251,7 +252,7 @@ fn function(cx: &mut Cx, node: Node) {
     } else {
         (name, DefKind::Method)
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
         cx.children_where(node, |c| Some(*c) != body && c.kind() != "name", visit);
@@ -274,15 +275,12 @@ fn type_name(cx: &Cx, ty: Node) -> Option<String> {
 
 /// `private Store $store;` binds `this.store`.
 fn property(cx: &mut Cx, node: Node) {
-    if let Some(ty) = node
-        .child_by_field_name("type")
-        .and_then(|t| type_name(cx, t))
-    {
+    if let Some(ty) = node.field("type").and_then(|t| type_name(cx, t)) {
         let mut cursor = node.walk();
         let names: Vec<String> = node
             .named_children(&mut cursor)
             .filter(|c| c.kind() == "property_element")
-            .filter_map(|e| e.child_by_field_name("name"))
+            .filter_map(|e| e.field("name"))
             .map(|n| cx.text(n).trim_start_matches('$').to_string())
             .collect();
         for n in names {
@@ -295,11 +293,9 @@ fn property(cx: &mut Cx, node: Node) {
 /// `Store $store` binds `store`; a promoted constructor parameter (`private Store $store`)
 /// also binds `this.store` where the class's methods see it.
 fn parameter(cx: &mut Cx, node: Node) {
-    let ty = node
-        .child_by_field_name("type")
-        .and_then(|t| type_name(cx, t));
+    let ty = node.field("type").and_then(|t| type_name(cx, t));
     let name = node
-        .child_by_field_name("name")
+        .field("name")
         .map(|n| cx.text(n).trim_start_matches('$').to_string());
     if let (Some(ty), Some(name)) = (ty, name) {
         if node.kind() == "property_promotion_parameter" {
@@ -311,10 +307,7 @@ fn parameter(cx: &mut Cx, node: Node) {
 
 /// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class.
 fn assignment(cx: &mut Cx, node: Node) {
-    let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
+    let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return;
     };
     if right.kind() != "object_creation_expression" {

@@ -1,5 +1,6 @@
 //! Python: functions, methods, classes, module constants; imports; calls and type uses.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::Cx;
@@ -8,7 +9,7 @@ use crate::model::{DefKind, Import, RefKind};
 pub(super) fn visit(cx: &mut Cx, node: Node) {
     match node.kind() {
         "decorated_definition" => {
-            if let Some(def) = node.child_by_field_name("definition") {
+            if let Some(def) = node.field("definition") {
                 definition(cx, def, node);
             }
             // Decorators call things too.
@@ -44,11 +45,11 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     if node.kind() == "class_definition" {
         let idx = cx.define(outer, name, DefKind::Class, body);
         cx.set_doc(idx, body.and_then(|b| docstring(cx, b)));
-        if let Some(bases) = node.child_by_field_name("superclasses") {
+        if let Some(bases) = node.field("superclasses") {
             let mut cursor = bases.walk();
             let bases: Vec<Node> = bases.named_children(&mut cursor).collect();
             cx.within(idx, false, |cx| {
@@ -76,8 +77,8 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
     };
     let idx = cx.define(outer, name, kind, body);
     cx.set_doc(idx, body.and_then(|b| docstring(cx, b)));
-    let params = node.child_by_field_name("parameters");
-    let ret = node.child_by_field_name("return_type");
+    let params = node.field("parameters");
+    let ret = node.field("return_type");
     cx.within(idx, true, |cx| {
         if let Some(params) = params {
             parameters(cx, params);
@@ -97,10 +98,10 @@ fn parameters(cx: &mut Cx, params: Node) {
     for p in params {
         if matches!(p.kind(), "typed_parameter" | "typed_default_parameter") {
             let name = p
-                .child_by_field_name("name")
+                .field("name")
                 .or_else(|| p.named_child(0))
                 .map(|n| cx.text(n));
-            if let (Some(name), Some(ty)) = (name, p.child_by_field_name("type")) {
+            if let (Some(name), Some(ty)) = (name, p.field("type")) {
                 let ty_text = cx.text(ty);
                 cx.bind(name, super::base_type_name(&ty_text).to_string());
                 type_refs(cx, ty);
@@ -137,7 +138,7 @@ fn clean_doc(text: &str) -> String {
 }
 
 fn call(cx: &mut Cx, node: Node) {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.field("function") else {
         return;
     };
     match func.kind() {
@@ -147,9 +148,7 @@ fn call(cx: &mut Cx, node: Node) {
         }
         "attribute" => {
             let name = cx.field_text(func, "attribute").unwrap_or_default();
-            let receiver = func
-                .child_by_field_name("object")
-                .map(|o| receiver_text(cx, o));
+            let receiver = func.field("object").map(|o| receiver_text(cx, o));
             cx.reference(RefKind::Call, name, receiver, func);
         }
         _ => {}
@@ -161,7 +160,7 @@ fn call(cx: &mut Cx, node: Node) {
 fn receiver_text(cx: &Cx, node: Node) -> String {
     match node.kind() {
         "identifier" | "attribute" => cx.text(node),
-        "call" => match node.child_by_field_name("function") {
+        "call" => match node.field("function") {
             Some(f) if cx.text(f) == "super" => "super".into(),
             _ => String::new(),
         },
@@ -170,14 +169,8 @@ fn receiver_text(cx: &Cx, node: Node) -> String {
 }
 
 fn assignment(cx: &mut Cx, node: Node) {
-    let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
-        if let (Some(left), Some(ty)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("type"),
-        ) {
+    let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
+        if let (Some(left), Some(ty)) = (node.field("left"), node.field("type")) {
             let ty_text = cx.text(ty);
             let left = cx.text(left);
             cx.bind(left, super::base_type_name(&ty_text).to_string());
@@ -187,7 +180,7 @@ fn assignment(cx: &mut Cx, node: Node) {
     let left_text = cx.text(left);
     // `x = Foo(...)` binds x to Foo for receiver resolution; `self.x = Foo()` binds `self.x`.
     if right.kind() == "call"
-        && let Some(f) = right.child_by_field_name("function")
+        && let Some(f) = right.field("function")
         && matches!(f.kind(), "identifier" | "attribute")
     {
         let ty = cx.text(f);
@@ -196,7 +189,7 @@ fn assignment(cx: &mut Cx, node: Node) {
             cx.bind(left_text.clone(), base);
         }
     }
-    if let Some(ty) = node.child_by_field_name("type") {
+    if let Some(ty) = node.field("type") {
         let ty_text = cx.text(ty);
         cx.bind(
             left_text.clone(),
@@ -268,7 +261,7 @@ fn split_dotted(text: &str) -> (String, Option<String>) {
 fn import_statement(cx: &mut Cx, node: Node) {
     let line = node.start_position().row as u32 + 1;
     let mut cursor = node.walk();
-    let names: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
+    let names: Vec<Node> = node.fields("name", &mut cursor).collect();
     for n in names {
         let (module, alias) = match n.kind() {
             "aliased_import" => (
@@ -301,7 +294,7 @@ fn import_from(cx: &mut Cx, node: Node) {
         }
     }
     let mut cursor = node.walk();
-    let name_nodes: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
+    let name_nodes: Vec<Node> = node.fields("name", &mut cursor).collect();
     for n in name_nodes {
         match n.kind() {
             "aliased_import" => {

@@ -7,6 +7,7 @@
 //! Qualified names are Ruby's: `Mod::Class#method` for instance methods, `Mod::Class.method`
 //! for class methods.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::Cx;
@@ -84,18 +85,18 @@ fn scoped_constant(cx: &mut Cx, node: Node, kind: RefKind) {
 }
 
 fn container(cx: &mut Cx, node: Node, kind: DefKind) {
-    let Some(name_node) = node.child_by_field_name("name") else {
+    let Some(name_node) = node.field("name") else {
         return cx.children(node, visit);
     };
     // `class A::B::C` is C, nested where its scope says: the name is the last segment.
     let full = cx.text(name_node);
     let name = full.rsplit("::").next().unwrap_or(&full).to_string();
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     let was = cx.ruby_singleton;
     cx.ruby_singleton = false;
     cx.within(idx, false, |cx| {
-        if let Some(sup) = node.child_by_field_name("superclass") {
+        if let Some(sup) = node.field("superclass") {
             let mut cursor = sup.walk();
             let bases: Vec<Node> = sup.named_children(&mut cursor).collect();
             for b in bases {
@@ -120,10 +121,10 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within(idx, true, |cx| {
-        if let Some(params) = node.child_by_field_name("parameters") {
+        if let Some(params) = node.field("parameters") {
             cx.children(params, visit);
         }
         if let Some(body) = body {
@@ -138,10 +139,7 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind) {
 
 /// `CONST = …` defines a constant; `x = Foo.new` / `@x = Foo.new` bind a receiver type.
 fn assignment(cx: &mut Cx, node: Node) {
-    let (Some(left), right) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
+    let (Some(left), right) = (node.field("left"), node.field("right")) else {
         return cx.children(node, visit);
     };
     if left.kind() == "constant" {
@@ -173,7 +171,7 @@ fn constructed_type(cx: &Cx, node: Node) -> Option<String> {
     if node.kind() != "call" || cx.field_text(node, "method").as_deref() != Some("new") {
         return None;
     }
-    let receiver = node.child_by_field_name("receiver")?;
+    let receiver = node.field("receiver")?;
     let text = cx.text(receiver);
     matches!(receiver.kind(), "constant" | "scope_resolution")
         .then(|| text.rsplit("::").next().unwrap_or(&text).to_string())
@@ -181,8 +179,8 @@ fn constructed_type(cx: &Cx, node: Node) -> Option<String> {
 
 fn call(cx: &mut Cx, node: Node) {
     let method = cx.field_text(node, "method").unwrap_or_default();
-    let receiver = node.child_by_field_name("receiver");
-    let args = node.child_by_field_name("arguments");
+    let receiver = node.field("receiver");
+    let args = node.field("arguments");
     if receiver.is_none() {
         match method.as_str() {
             "require" | "require_relative" | "load" => {
@@ -226,7 +224,7 @@ fn call(cx: &mut Cx, node: Node) {
             _ => {}
         }
     }
-    if let Some(m) = node.child_by_field_name("method") {
+    if let Some(m) = node.field("method") {
         match receiver {
             // `Foo.new` constructs Foo: a call to the class, as `new Foo()` is elsewhere.
             Some(r) if method == "new" && matches!(r.kind(), "constant" | "scope_resolution") => {
@@ -245,7 +243,7 @@ fn call(cx: &mut Cx, node: Node) {
     if let Some(a) = args {
         cx.children(a, visit);
     }
-    if let Some(b) = node.child_by_field_name("block") {
+    if let Some(b) = node.field("block") {
         visit(cx, b);
     }
 }

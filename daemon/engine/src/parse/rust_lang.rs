@@ -3,6 +3,7 @@
 //! inline modules, macro_rules; `use` trees; calls through paths, methods and `Self`;
 //! `#[cfg(test)]` modules and `#[test]` functions marked as tests.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name};
@@ -18,7 +19,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "const_item" | "static_item" => item(cx, node, DefKind::Constant),
         "macro_definition" => item(cx, node, DefKind::Macro),
         "mod_item" => {
-            if node.child_by_field_name("body").is_some() {
+            if node.field("body").is_some() {
                 item(cx, node, DefKind::Module);
             } else if let Some(name) = cx.field_text(node, "name") {
                 // `mod foo;` brings the file foo.rs (or foo/mod.rs) in under the name `foo`.
@@ -33,7 +34,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "impl_item" => impl_item(cx, node),
         "use_declaration" => {
-            if let Some(arg) = node.child_by_field_name("argument") {
+            if let Some(arg) = node.field("argument") {
                 let line = node.start_position().row as u32 + 1;
                 let mut uses = Vec::new();
                 flatten_use(cx, arg, "", &mut uses);
@@ -66,33 +67,27 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             }
         }
         "call_expression" => {
-            if let Some(func) = node.child_by_field_name("function") {
+            if let Some(func) = node.field("function") {
                 call(cx, func);
             }
             cx.children(node, visit);
         }
         "let_declaration" => {
-            let pattern = node.child_by_field_name("pattern");
+            let pattern = node.field("pattern");
             let var = pattern
                 .filter(|p| p.kind() == "identifier")
                 .map(|p| cx.text(p));
             let ty = node
-                .child_by_field_name("type")
+                .field("type")
                 .map(|t| cx.text(t))
-                .or_else(|| {
-                    node.child_by_field_name("value")
-                        .and_then(|v| value_type(cx, v))
-                });
+                .or_else(|| node.field("value").and_then(|v| value_type(cx, v)));
             if let (Some(var), Some(ty)) = (var, ty) {
                 cx.bind(var, base_type_name(&ty).to_string());
             }
             cx.children(node, visit);
         }
         "parameter" => {
-            if let (Some(p), Some(ty)) = (
-                node.child_by_field_name("pattern"),
-                node.child_by_field_name("type"),
-            ) {
+            if let (Some(p), Some(ty)) = (node.field("pattern"), node.field("type")) {
                 let var = cx.text(p);
                 let var = var.trim_start_matches("mut ").to_string();
                 let ty = cx.text(ty);
@@ -101,17 +96,17 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             cx.children(node, visit);
         }
         "struct_expression" => {
-            if let Some(name) = node.child_by_field_name("name") {
+            if let Some(name) = node.field("name") {
                 type_ref(cx, name, RefKind::Type);
             }
-            if let Some(body) = node.child_by_field_name("body") {
+            if let Some(body) = node.field("body") {
                 cx.children(body, visit);
             }
         }
         "type_identifier" | "scoped_type_identifier" => type_ref(cx, node, RefKind::Type),
         "macro_invocation" => {
             // Macro bodies are token trees; calls inside them are not parsed. Record the macro.
-            if let Some(m) = node.child_by_field_name("macro") {
+            if let Some(m) = node.field("macro") {
                 let text = cx.text(m);
                 let (receiver, name) = match text.rsplit_once("::") {
                     Some((r, n)) => (Some(r.to_string()), n.to_string()),
@@ -141,7 +136,7 @@ fn attributes_text(cx: &Cx, node: Node) -> String {
 
 fn item(cx: &mut Cx, node: Node, kind: DefKind) {
     let name = cx.field_text(node, "name").unwrap_or_default();
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     let attrs = attributes_text(cx, node);
     if attrs.contains("cfg(test)") {
@@ -149,12 +144,12 @@ fn item(cx: &mut Cx, node: Node, kind: DefKind) {
     }
     cx.within(idx, false, |cx| {
         if kind == DefKind::Trait
-            && let Some(bounds) = node.child_by_field_name("bounds")
+            && let Some(bounds) = node.field("bounds")
         {
             heritage(cx, bounds, RefKind::Inherits);
         }
         for field in ["type", "value", "parameters"] {
-            if let Some(child) = node.child_by_field_name(field) {
+            if let Some(child) = node.field(field) {
                 visit(cx, child);
             }
         }
@@ -173,7 +168,7 @@ fn function(cx: &mut Cx, node: Node) {
     } else {
         DefKind::Function
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     let attrs = attributes_text(cx, node);
     if attrs.contains("#[test]") || attrs.contains("cfg(test)") || attrs.contains("::test]") {
@@ -189,7 +184,7 @@ fn function(cx: &mut Cx, node: Node) {
             cx.bind("Self".into(), ty);
         }
         for field in ["parameters", "return_type"] {
-            if let Some(child) = node.child_by_field_name(field) {
+            if let Some(child) = node.field(field) {
                 visit(cx, child);
             }
         }
@@ -205,16 +200,16 @@ fn impl_item(cx: &mut Cx, node: Node) {
         Some(tr) => format!("impl {tr} for {ty}"),
         None => format!("impl {ty}"),
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, DefKind::Impl, body);
     if attributes_text(cx, node).contains("cfg(test)") {
         cx.mark_test(idx);
     }
     cx.within(idx, false, |cx| {
-        if let Some(tr) = node.child_by_field_name("trait") {
+        if let Some(tr) = node.field("trait") {
             type_ref(cx, tr, RefKind::Implements);
         }
-        if let Some(t) = node.child_by_field_name("type") {
+        if let Some(t) = node.field("type") {
             type_ref(cx, t, RefKind::Type);
         }
         if let Some(body) = body {
@@ -243,10 +238,10 @@ fn type_ref(cx: &mut Cx, node: Node, kind: RefKind) {
             cx.reference(kind, name, path, node);
         }
         "generic_type" => {
-            if let Some(t) = node.child_by_field_name("type") {
+            if let Some(t) = node.field("type") {
                 type_ref(cx, t, kind);
             }
-            if let Some(args) = node.child_by_field_name("type_arguments") {
+            if let Some(args) = node.field("type_arguments") {
                 cx.children(args, visit);
             }
         }
@@ -262,7 +257,7 @@ fn call(cx: &mut Cx, func: Node) {
         }
         "field_expression" => {
             let name = cx.field_text(func, "field").unwrap_or_default();
-            let receiver = func.child_by_field_name("value").map(|v| match v.kind() {
+            let receiver = func.field("value").map(|v| match v.kind() {
                 "identifier" | "self" | "field_expression" | "scoped_identifier" => cx.text(v),
                 _ => String::new(),
             });
@@ -270,7 +265,7 @@ fn call(cx: &mut Cx, func: Node) {
         }
         "scoped_identifier" => {
             let name = cx.field_text(func, "name").unwrap_or_default();
-            let path = func.child_by_field_name("path").map(|p| {
+            let path = func.field("path").map(|p| {
                 let text = cx.text(p);
                 // `Vec::<T>::new` / `Foo::<T>::bar`: drop turbofish generics from the path.
                 match text.find("::<") {
@@ -281,7 +276,7 @@ fn call(cx: &mut Cx, func: Node) {
             cx.reference(RefKind::Call, name, path, func);
         }
         "generic_function" => {
-            if let Some(inner) = func.child_by_field_name("function") {
+            if let Some(inner) = func.field("function") {
                 call(cx, inner);
             }
         }
@@ -292,9 +287,9 @@ fn call(cx: &mut Cx, func: Node) {
 /// The type of `let x = Foo::new()` / `Foo { .. }` / `Foo(..)`, when it shows.
 fn value_type(cx: &Cx, value: Node) -> Option<String> {
     match value.kind() {
-        "struct_expression" => value.child_by_field_name("name").map(|n| cx.text(n)),
+        "struct_expression" => value.field("name").map(|n| cx.text(n)),
         "call_expression" => {
-            let func = value.child_by_field_name("function")?;
+            let func = value.field("function")?;
             match func.kind() {
                 "scoped_identifier" => {
                     let path = cx.field_text(func, "path")?;
@@ -307,9 +302,7 @@ fn value_type(cx: &Cx, value: Node) -> Option<String> {
                 _ => None,
             }
         }
-        "reference_expression" => value
-            .child_by_field_name("value")
-            .and_then(|v| value_type(cx, v)),
+        "reference_expression" => value.field("value").and_then(|v| value_type(cx, v)),
         _ => None,
     }
 }
@@ -349,7 +342,7 @@ fn flatten_use(cx: &Cx, node: Node, prefix: &str, out: &mut Vec<(String, String,
         }
         "scoped_use_list" => {
             let path = join(prefix, &cx.field_text(node, "path").unwrap_or_default());
-            if let Some(list) = node.child_by_field_name("list") {
+            if let Some(list) = node.field("list") {
                 flatten_use(cx, list, &path, out);
             }
         }

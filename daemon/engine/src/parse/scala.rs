@@ -9,6 +9,7 @@
 //! `val x = new T(…)` bind receiver types. Scala shares Java's family: packages and imports
 //! resolve across Scala, Java and Kotlin.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, child_of_kind};
@@ -33,7 +34,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             };
             let idx = cx.define(node, name, DefKind::TypeAlias, None);
             cx.within(idx, false, |cx| {
-                if let Some(t) = node.child_by_field_name("type") {
+                if let Some(t) = node.field("type") {
                     visit(cx, t);
                 }
             });
@@ -47,8 +48,8 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         // `Obj.member` without parentheses: a parameterless method of an object. Lower-case
         // receivers are values whose fields would only add noise.
         "field_expression" => {
-            let recv = node.child_by_field_name("value");
-            let field = node.child_by_field_name("field");
+            let recv = node.field("value");
+            let field = node.field("field");
             if let (Some(recv), Some(field)) = (recv, field)
                 && recv.kind() == "identifier"
             {
@@ -79,14 +80,14 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 /// Chained clauses nest: `package kafka` then `package server` is `kafka.server`. A clause
 /// with a body (`package a { … }`) scopes what it holds.
 fn package(cx: &mut Cx, node: Node) {
-    if let Some(name) = node.child_by_field_name("name") {
+    if let Some(name) = node.field("name") {
         let name = cx.text(name);
         cx.file.package = Some(match cx.file.package.take() {
             Some(outer) => format!("{outer}.{name}"),
             None => name,
         });
     }
-    if let Some(body) = node.child_by_field_name("body") {
+    if let Some(body) = node.field("body") {
         cx.children(body, visit);
     }
 }
@@ -95,7 +96,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     let Some(name) = cx.field_text(node, "name") else {
         return cx.children(node, visit);
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
@@ -132,7 +133,7 @@ fn type_params(cx: &mut Cx, node: Node) {
                 "identifier" => Some(cx.text(c)),
                 // `+A`, `-B`
                 "covariant_type_parameter" | "contravariant_type_parameter" => {
-                    c.child_by_field_name("name").map(|n| cx.text(n))
+                    c.field("name").map(|n| cx.text(n))
                 }
                 _ => None,
             })
@@ -144,9 +145,7 @@ fn type_params(cx: &mut Cx, node: Node) {
             .named_children(&mut cursor)
             .filter_map(|c| match c.kind() {
                 "identifier" => None,
-                "covariant_type_parameter" | "contravariant_type_parameter" => {
-                    c.child_by_field_name("bound")
-                }
+                "covariant_type_parameter" | "contravariant_type_parameter" => c.field("bound"),
                 _ => Some(c),
             })
             .collect();
@@ -164,7 +163,7 @@ fn supertypes(cx: &mut Cx, node: Node) {
     let parts: Vec<Node> = node.named_children(&mut cursor).collect();
     for p in parts {
         let ty = match p.kind() {
-            "generic_type" => p.child_by_field_name("type"),
+            "generic_type" => p.field("type"),
             "type_identifier" | "stable_type_identifier" => Some(p),
             "arguments" => {
                 cx.children(p, visit);
@@ -186,7 +185,7 @@ fn supertypes(cx: &mut Cx, node: Node) {
             cx.reference(rel, name, None, ty);
             first = false;
         }
-        if let Some(args) = p.child_by_field_name("type_arguments") {
+        if let Some(args) = p.field("type_arguments") {
             cx.children(args, visit);
         }
     }
@@ -204,7 +203,7 @@ fn function(cx: &mut Cx, node: Node) {
     } else {
         (name, DefKind::Function)
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
@@ -222,14 +221,12 @@ fn function(cx: &mut Cx, node: Node) {
 /// member.
 fn value(cx: &mut Cx, node: Node) {
     let name = node
-        .child_by_field_name("pattern")
+        .field("pattern")
         .filter(|p| p.kind() == "identifier")
         .map(|p| cx.text(p));
-    let declared = node
-        .child_by_field_name("type")
-        .and_then(|t| type_name(cx, t));
+    let declared = node.field("type").and_then(|t| type_name(cx, t));
     let constructed = node
-        .child_by_field_name("value")
+        .field("value")
         .filter(|v| v.kind() == "instance_expression")
         .and_then(|v| instance_type(v))
         .and_then(|t| type_name(cx, t));
@@ -258,7 +255,7 @@ fn value(cx: &mut Cx, node: Node) {
 /// The class named by a type (`Foo`, `Foo[T]`, `pkg.Foo`).
 fn type_name(cx: &Cx, ty: Node) -> Option<String> {
     let ty = match ty.kind() {
-        "generic_type" => ty.child_by_field_name("type")?,
+        "generic_type" => ty.field("type")?,
         _ => ty,
     };
     matches!(ty.kind(), "type_identifier" | "stable_type_identifier").then(|| {
@@ -280,9 +277,8 @@ fn instance_type(node: Node) -> Option<Node> {
 /// `name: Type` binds `name` (and `this.name` for a class parameter, which is a field).
 fn bind_typed(cx: &mut Cx, node: Node, member: bool) {
     let (Some(name), Some(ty)) = (
-        node.child_by_field_name("name").map(|n| cx.text(n)),
-        node.child_by_field_name("type")
-            .and_then(|t| type_name(cx, t)),
+        node.field("name").map(|n| cx.text(n)),
+        node.field("type").and_then(|t| type_name(cx, t)),
     ) else {
         return;
     };
@@ -293,12 +289,12 @@ fn bind_typed(cx: &mut Cx, node: Node, member: bool) {
 }
 
 fn call(cx: &mut Cx, node: Node) {
-    if let Some(mut callee) = node.child_by_field_name("function") {
+    if let Some(mut callee) = node.field("function") {
         if callee.kind() == "generic_function" {
-            if let Some(args) = callee.child_by_field_name("type_arguments") {
+            if let Some(args) = callee.field("type_arguments") {
                 cx.children(args, visit);
             }
-            match callee.child_by_field_name("function") {
+            match callee.field("function") {
                 Some(f) => callee = f,
                 None => return cx.children(node, visit),
             }
@@ -311,8 +307,8 @@ fn call(cx: &mut Cx, node: Node) {
                 }
             }
             "field_expression" => {
-                let recv = callee.child_by_field_name("value");
-                let field = callee.child_by_field_name("field");
+                let recv = callee.field("value");
+                let field = callee.field("field");
                 if let (Some(recv), Some(field)) = (recv, field) {
                     let receiver = match recv.kind() {
                         "identifier" | "field_expression" => cx.text(recv),
@@ -328,7 +324,7 @@ fn call(cx: &mut Cx, node: Node) {
             _ => visit(cx, callee),
         }
     }
-    let callee = node.child_by_field_name("function");
+    let callee = node.field("function");
     cx.children_where(node, |c| Some(*c) != callee, visit);
 }
 
@@ -338,7 +334,7 @@ fn instance(cx: &mut Cx, node: Node) {
     let name = ty.and_then(|t| type_name(cx, t));
     if let (Some(t), Some(name)) = (ty, name.clone()) {
         cx.reference(RefKind::Call, name, None, t);
-        if let Some(args) = t.child_by_field_name("type_arguments") {
+        if let Some(args) = t.field("type_arguments") {
             cx.children(args, visit);
         }
     }
@@ -397,10 +393,7 @@ fn import(cx: &mut Cx, node: Node) {
                             named.push((n.clone(), n));
                         }
                         "arrow_renamed_identifier" | "as_renamed_identifier" => {
-                            if let (Some(n), Some(a)) = (
-                                s.child_by_field_name("name"),
-                                s.child_by_field_name("alias"),
-                            ) {
+                            if let (Some(n), Some(a)) = (s.field("name"), s.field("alias")) {
                                 named.push((cx.text(n), cx.text(a)));
                             }
                         }
@@ -413,10 +406,7 @@ fn import(cx: &mut Cx, node: Node) {
                 }
             }
             "as_renamed_identifier" => {
-                if let (Some(n), Some(a)) = (
-                    c.child_by_field_name("name"),
-                    c.child_by_field_name("alias"),
-                ) {
+                if let (Some(n), Some(a)) = (c.field("name"), c.field("alias")) {
                     named.push((cx.text(n), cx.text(a)));
                 }
             }

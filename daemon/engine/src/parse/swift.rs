@@ -7,6 +7,7 @@
 //! (`f()`, `x.f()`, `self.a?.f()`, `Type()` constructing Type), inheritance and conformance,
 //! and type uses; parameters and properties bind receiver types.
 
+use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, child_of_kind};
@@ -49,7 +50,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             let Some(name) = cx.field_text(node, "name") else {
                 return cx.children(node, visit);
             };
-            let body = node.child_by_field_name("body");
+            let body = node.field("body");
             let idx = cx.define(node, name, DefKind::Interface, body);
             cx.within(idx, true, |cx| {
                 supertypes(cx, node, RefKind::Inherits, RefKind::Inherits);
@@ -64,7 +65,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 DefKind::Impl => crate::parse::impl_self_type(&d.name).to_string(),
                 _ => d.name.clone(),
             });
-            let body = node.child_by_field_name("body");
+            let body = node.field("body");
             let idx = cx.define(node, owner.unwrap_or_default(), DefKind::Constructor, body);
             cx.within(idx, true, |cx| cx.children(node, visit));
         }
@@ -152,9 +153,9 @@ fn manifest_target(cx: &mut Cx, node: Node) {
     let mut cursor = args.walk();
     let list: Vec<Node> = args.named_children(&mut cursor).collect();
     for arg in list {
-        let label = arg.child_by_field_name("name").map(|l| cx.text(l));
+        let label = arg.field("name").map(|l| cx.text(l));
         let value = arg
-            .child_by_field_name("value")
+            .field("value")
             .filter(|v| v.kind() == "line_string_literal")
             .map(|v| cx.text(v).trim_matches('"').to_string());
         match label.as_deref() {
@@ -192,7 +193,7 @@ fn keyword(node: Node) -> Option<&'static str> {
 }
 
 fn type_decl(cx: &mut Cx, node: Node) {
-    let Some(name_node) = node.child_by_field_name("name") else {
+    let Some(name_node) = node.field("name") else {
         return cx.children(node, visit);
     };
     let keyword = keyword(node);
@@ -205,7 +206,7 @@ fn type_decl(cx: &mut Cx, node: Node) {
         Some("extension") => DefKind::Impl,
         _ => DefKind::Class,
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
@@ -255,7 +256,7 @@ fn supertypes(cx: &mut Cx, node: Node, first: RefKind, rest: RefKind) {
         .filter(|c| c.kind() == "inheritance_specifier")
         .collect();
     for (i, spec) in specs.into_iter().enumerate() {
-        let Some(ty) = spec.child_by_field_name("inherits_from") else {
+        let Some(ty) = spec.field("inherits_from") else {
             continue;
         };
         let mut cursor = ty.walk();
@@ -279,7 +280,7 @@ fn function(cx: &mut Cx, node: Node) {
     } else {
         DefKind::Function
     };
-    let body = node.child_by_field_name("body");
+    let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
     cx.within_generic(idx, |cx| {
         type_params(cx, node);
@@ -305,7 +306,7 @@ fn named_type(cx: &Cx, ty: Node) -> Option<String> {
             last.map(|id| cx.text(id))
         }
         "optional_type" | "implicitly_unwrapped_type" => ty
-            .child_by_field_name("wrapped")
+            .field("wrapped")
             .or_else(|| ty.named_child(0))
             .and_then(|t| named_type(cx, t)),
         _ => None,
@@ -316,14 +317,14 @@ fn named_type(cx: &Cx, ty: Node) -> Option<String> {
 /// top-level `let` and a type's `static let` are constants.
 fn property(cx: &mut Cx, node: Node) {
     let name = node
-        .child_by_field_name("name")
-        .and_then(|p| p.child_by_field_name("bound_identifier").or(Some(p)))
+        .field("name")
+        .and_then(|p| p.field("bound_identifier").or(Some(p)))
         .map(|n| cx.text(n).trim_matches('`').to_string());
     let declared = child_of_kind(node, "type_annotation")
-        .and_then(|a| a.child_by_field_name("name"))
+        .and_then(|a| a.field("name"))
         .and_then(|t| named_type(cx, t));
     let constructed = node
-        .child_by_field_name("value")
+        .field("value")
         .filter(|v| v.kind() == "call_expression")
         .and_then(|v| v.named_child(0))
         .filter(|f| f.kind() == "simple_identifier")
@@ -354,10 +355,7 @@ fn bind_parameter(cx: &mut Cx, node: Node) {
     let children: Vec<Node> = node.named_children(&mut cursor).collect();
     let name = children
         .iter()
-        .find(|c| {
-            c.kind() == "simple_identifier"
-                && node.child_by_field_name("external_name") != Some(**c)
-        })
+        .find(|c| c.kind() == "simple_identifier" && node.field("external_name") != Some(**c))
         .map(|n| cx.text(*n));
     let ty = children.iter().find_map(|c| named_type(cx, *c));
     if let (Some(name), Some(ty)) = (name, ty) {
@@ -373,10 +371,8 @@ fn call(cx: &mut Cx, node: Node) {
                 cx.reference(RefKind::Call, name, None, callee);
             }
             "navigation_expression" => {
-                let target = callee.child_by_field_name("target");
-                let suffix = callee
-                    .child_by_field_name("suffix")
-                    .and_then(|s| s.child_by_field_name("suffix"));
+                let target = callee.field("target");
+                let suffix = callee.field("suffix").and_then(|s| s.field("suffix"));
                 if let (Some(target), Some(suffix)) = (target, suffix)
                     && suffix.kind() == "simple_identifier"
                 {
