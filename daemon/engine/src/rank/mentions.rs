@@ -4,11 +4,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::link::Graph;
+use crate::link::{EdgeKind, Graph};
 use crate::model::DefKind;
 
 /// The mention score of a definition the question names outright.
 pub const NAMED: f32 = 3.0;
+/// The mention score of code that uses a definition the question names (below a mentioned
+/// file's 1).
+const REFERRER: f32 = 0.5;
+/// A name matching more definitions than this is too common for its users to be evidence.
+const SPECIFIC_NAME: usize = 3;
 
 /// Identifiers and paths the question mentions, lower-cased.
 pub struct Mentions {
@@ -121,7 +126,42 @@ impl Mentions {
             }
             scores[node as usize] = s;
         }
+        self.add_referrers(g, &mut scores);
         scores
+    }
+
+    /// Code that uses a definition the question names: where a named function is called or a
+    /// named type is used is often where the fix goes (a handler registered, an option passed
+    /// on). Only specific names count: one matching at most [`SPECIFIC_NAME`] definitions.
+    fn add_referrers(&self, g: &Graph, scores: &mut [f32]) {
+        let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (node, &s) in scores.iter().enumerate() {
+            if s >= NAMED {
+                by_name
+                    .entry(g.def(node as u32).name.as_str())
+                    .or_default()
+                    .push(node as u32);
+            }
+        }
+        let kinds = [
+            EdgeKind::Calls,
+            EdgeKind::References,
+            EdgeKind::Inherits,
+            EdgeKind::Implements,
+        ];
+        let mut add = Vec::new();
+        for nodes in by_name.values().filter(|n| n.len() <= SPECIFIC_NAME) {
+            for &named in nodes {
+                add.extend(g.sources(named, &kinds).filter(|&from| from != named));
+            }
+        }
+        add.sort_unstable();
+        add.dedup();
+        for from in add {
+            if !matches!(g.def(from).kind, DefKind::File | DefKind::Region) {
+                scores[from as usize] += REFERRER;
+            }
+        }
     }
 }
 
@@ -146,6 +186,57 @@ mod tests {
         }
         assert!(!m.names.contains("because"));
         assert_eq!(m.paths, vec!["requests/models.py".to_string()]);
+    }
+
+    fn scores_by_name(question: &str, sources: &[(&str, &str)]) -> Vec<(String, f32)> {
+        let g = crate::link::link(
+            sources
+                .iter()
+                .map(|(path, src)| {
+                    let lang = crate::model::Lang::from_path(path).unwrap();
+                    std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
+                })
+                .collect(),
+        );
+        let scores = Mentions::of(question).scores(&g);
+        (0..g.nodes.len() as u32)
+            .filter(|&n| !matches!(g.def(n).kind, DefKind::File | DefKind::Region))
+            .map(|n| (g.def(n).name.clone(), scores[n as usize]))
+            .collect()
+    }
+
+    #[test]
+    fn code_using_a_specific_named_definition_is_mentioned_too() {
+        let handler = "def recover_handler(next):\n    return next\n\n\
+                       def log_handler(next):\n    return next\n";
+        let engine = "from handler import recover_handler\n\n\
+                      def bind_route(route):\n    return recover_handler(route)\n\n\
+                      def start():\n    return 1\n";
+        let scores = scores_by_name(
+            "Can `recover_handler` be customised?",
+            &[("handler.py", handler), ("engine.py", engine)],
+        );
+        let of = |name: &str| scores.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(of("recover_handler"), NAMED);
+        assert_eq!(of("bind_route"), REFERRER, "{scores:?}");
+        assert_eq!(of("start"), 0.0);
+        assert_eq!(of("log_handler"), 0.0);
+    }
+
+    #[test]
+    fn users_of_a_common_name_are_not_evidence() {
+        let many: Vec<(String, String)> = (0..=SPECIFIC_NAME)
+            .map(|i| (format!("m{i}.py"), "def run():\n    return 1\n".to_string()))
+            .collect();
+        let mut sources: Vec<(&str, &str)> =
+            many.iter().map(|(p, s)| (p.as_str(), s.as_str())).collect();
+        sources.push((
+            "caller.py",
+            "from m0 import run\n\ndef go():\n    return run()\n",
+        ));
+        let scores = scores_by_name("Why does `run` hang?", &sources);
+        let go = scores.iter().find(|(n, _)| n == "go").unwrap().1;
+        assert_eq!(go, 0.0, "{scores:?}");
     }
 
     #[test]
