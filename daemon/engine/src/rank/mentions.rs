@@ -104,6 +104,7 @@ impl Mentions {
             .iter()
             .fold(0u64, |m, n| m | 1u64 << n.len().min(63));
         let mut lower = String::new();
+        let mut named = Vec::new();
         for node in 0..g.nodes.len() as u32 {
             let def = g.def(node);
             let file = g.nodes[node as usize].file;
@@ -115,6 +116,7 @@ impl Mentions {
                 lower.extend(def.name.chars().flat_map(char::to_lowercase));
                 if self.names.contains(lower.as_str()) {
                     s += NAMED;
+                    named.push(node);
                 }
             }
             if let Some(&h) = file_hits.get(&file) {
@@ -126,41 +128,39 @@ impl Mentions {
             }
             scores[node as usize] = s;
         }
-        self.add_referrers(g, &mut scores);
+        add_referrers(g, &named, &mut scores);
         scores
     }
+}
 
-    /// Code that uses a definition the question names: where a named function is called or a
-    /// named type is used is often where the fix goes (a handler registered, an option passed
-    /// on). Only specific names count: one matching at most [`SPECIFIC_NAME`] definitions.
-    fn add_referrers(&self, g: &Graph, scores: &mut [f32]) {
-        let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
-        for (node, &s) in scores.iter().enumerate() {
-            if s >= NAMED {
-                by_name
-                    .entry(g.def(node as u32).name.as_str())
-                    .or_default()
-                    .push(node as u32);
-            }
+/// Code that uses a definition the question names (`named`): where a named function is called
+/// or a named type is used is often where the fix goes (a handler registered, an option passed
+/// on). Only specific names count: one matching at most [`SPECIFIC_NAME`] definitions.
+fn add_referrers(g: &Graph, named: &[u32], scores: &mut [f32]) {
+    let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
+    for &node in named {
+        by_name
+            .entry(g.def(node).name.as_str())
+            .or_default()
+            .push(node);
+    }
+    let kinds = [
+        EdgeKind::Calls,
+        EdgeKind::References,
+        EdgeKind::Inherits,
+        EdgeKind::Implements,
+    ];
+    let mut add = Vec::new();
+    for nodes in by_name.values().filter(|n| n.len() <= SPECIFIC_NAME) {
+        for &named in nodes {
+            add.extend(g.sources(named, &kinds).filter(|&from| from != named));
         }
-        let kinds = [
-            EdgeKind::Calls,
-            EdgeKind::References,
-            EdgeKind::Inherits,
-            EdgeKind::Implements,
-        ];
-        let mut add = Vec::new();
-        for nodes in by_name.values().filter(|n| n.len() <= SPECIFIC_NAME) {
-            for &named in nodes {
-                add.extend(g.sources(named, &kinds).filter(|&from| from != named));
-            }
-        }
-        add.sort_unstable();
-        add.dedup();
-        for from in add {
-            if !matches!(g.def(from).kind, DefKind::File | DefKind::Region) {
-                scores[from as usize] += REFERRER;
-            }
+    }
+    add.sort_unstable();
+    add.dedup();
+    for from in add {
+        if !matches!(g.def(from).kind, DefKind::File | DefKind::Region) {
+            scores[from as usize] += REFERRER;
         }
     }
 }
@@ -189,15 +189,7 @@ mod tests {
     }
 
     fn scores_by_name(question: &str, sources: &[(&str, &str)]) -> Vec<(String, f32)> {
-        let g = crate::link::link(
-            sources
-                .iter()
-                .map(|(path, src)| {
-                    let lang = crate::model::Lang::from_path(path).unwrap();
-                    std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
-                })
-                .collect(),
-        );
+        let g = crate::testing::graph_of(sources);
         let scores = Mentions::of(question).scores(&g);
         (0..g.nodes.len() as u32)
             .filter(|&n| !matches!(g.def(n).kind, DefKind::File | DefKind::Region))
