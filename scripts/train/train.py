@@ -159,6 +159,19 @@ def recall_at(groups, scores, k: int) -> float:
     return 100.0 * hit / max(tot, 1)
 
 
+def f32_at_most(t: float) -> float:
+    """The largest f32 not above `t`. The daemon compares f32 features with f32 thresholds;
+    LightGBM compares in f64. A threshold rounded to the nearest f32 can land on a feature
+    value above the f64 threshold (0.28571433 against 0.2857143134) and send it the other way;
+    rounded down, `x <= t` gives the same answer in both for every f32 `x`."""
+    import numpy as np
+
+    t32 = np.float32(t)
+    if float(t32) > t:
+        t32 = np.nextafter(t32, np.float32(-np.inf))
+    return float(t32)
+
+
 def export(booster, names: list[str], calibration: tuple[float, float], meta: dict) -> dict:
     dump = booster.dump_model()
     trees = []
@@ -172,7 +185,7 @@ def export(booster, names: list[str], calibration: tuple[float, float], meta: di
             assert node["decision_type"] == "<=", node["decision_type"]
             i = len(feature)
             feature.append(int(node["split_feature"]))
-            threshold.append(float(node["threshold"]))
+            threshold.append(f32_at_most(float(node["threshold"])))
             left.append(0)
             right.append(0)
             left[i] = walk(node["left_child"])
@@ -289,11 +302,15 @@ def fit(args) -> None:
 
 
 def _eval(t: dict, x) -> float:
+    """One tree as the daemon evaluates it: features and thresholds in f32 (`rank::learned`).
+    A float64 comparison differs where a threshold falls between two adjacent f32 values."""
+    import numpy as np
+
     if not t["feature"]:
         return t["leaf"][0]
     n = 0
     while True:
-        c = t["left"][n] if x[t["feature"][n]] <= t["threshold"][n] else t["right"][n]
+        c = t["left"][n] if np.float32(x[t["feature"][n]]) <= np.float32(t["threshold"][n]) else t["right"][n]
         if c < 0:
             return t["leaf"][~c]
         n = c

@@ -52,6 +52,10 @@ pub const NAMES: &[&str] = &[
     "q_code_spans",
     "q_paths",
     "file_rank",
+    "title_content_rel",
+    "title_content_rr",
+    "name_title_overlap",
+    "path_title_overlap",
 ];
 pub const N: usize = NAMES.len();
 
@@ -75,6 +79,19 @@ pub struct Inputs<'a> {
     pub intent: super::Intent,
     pub question: &'a str,
     pub terms: &'a [(String, f32)],
+    /// Content BM25 of the question's title alone (see [`title_of`]), per node.
+    pub title_content: &'a [f32],
+}
+
+/// A question's title: its first non-empty line. An issue's title is its one deliberate
+/// summary; its body adds logs, code and prose that dilute the words (a 300-term issue
+/// matches something everywhere), so the model sees the title's evidence apart.
+pub fn title_of(question: &str) -> &str {
+    question
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 /// The question's own features, shared by every candidate.
@@ -140,6 +157,29 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
     let q = shape(inp.question, inp.terms);
     let term_set: std::collections::HashSet<&str> =
         inp.terms.iter().map(|(t, _)| t.as_str()).collect();
+    let title_set: std::collections::HashSet<String> =
+        words(title_of(inp.question)).into_iter().collect();
+    let tmax = candidates
+        .iter()
+        .map(|&c| inp.title_content[c as usize])
+        .fold(0.0f32, f32::max)
+        .max(1e-6);
+    // Rank by title BM25 among the candidates (1 = best; none for a zero score).
+    let mut by_title: Vec<u32> = candidates
+        .iter()
+        .copied()
+        .filter(|&c| inp.title_content[c as usize] > 0.0)
+        .collect();
+    by_title.sort_by(|&a, &b| {
+        inp.title_content[b as usize]
+            .total_cmp(&inp.title_content[a as usize])
+            .then(a.cmp(&b))
+    });
+    let title_rank: HashMap<u32, u32> = by_title
+        .iter()
+        .enumerate()
+        .map(|(r, &c)| (c, r as u32 + 1))
+        .collect();
     // File aggregates over every node of the candidates' files.
     let mut file_best: HashMap<u32, (f32, f32)> = HashMap::new();
     for &c in candidates {
@@ -188,11 +228,18 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
                     .count() as f32
                     / name_words.len() as f32
             };
+            let name_title = if name_words.is_empty() {
+                0.0
+            } else {
+                name_words.iter().filter(|w| title_set.contains(*w)).count() as f32
+                    / name_words.len() as f32
+            };
             let path_words = words(&g.files[file as usize].path);
             let path_overlap = path_words
                 .iter()
                 .filter(|w| term_set.contains(w.as_str()))
                 .count() as f32;
+            let path_title = path_words.iter().filter(|w| title_set.contains(*w)).count() as f32;
             let mention = inp.mention[i];
             [
                 inp.content[i],
@@ -235,7 +282,61 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
                 q.code_spans,
                 q.paths,
                 file_rank.get(&file).copied().unwrap_or(1000.0).ln(),
+                inp.title_content[i] / tmax,
+                recip(title_rank.get(&c).copied()),
+                name_title,
+                path_title,
             ]
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{NAMES, title_of};
+    use crate::engine::Engine;
+
+    #[test]
+    fn the_title_is_the_first_line_with_words() {
+        assert_eq!(title_of("\n  Retries drop the header \nbody"), "Retries drop the header");
+        assert_eq!(title_of("one line"), "one line");
+        assert_eq!(title_of(""), "");
+    }
+
+    #[test]
+    fn title_features_see_the_title_apart_from_the_body() {
+        let dir = std::env::temp_dir().join(format!("fittok-title-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/redirect.py"),
+            "def strip_auth_header(headers):\n    headers.pop('Authorization')\n    return headers\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/body.py"),
+            "def parse_body(text):\n    lines = text.splitlines()\n    return lines\n",
+        )
+        .unwrap();
+        let e = Engine::open_in(&dir, Arc::new(crate::Config::default()), None, None).unwrap();
+        let question = "Redirects strip the auth header\n\nWhile I parse the body of each \
+                        response, the lines come back; body text and lines are fine.";
+        let rows = e.candidate_features(question);
+        let at = |id: &str, name: &str| {
+            let row = rows.iter().find(|r| r.id.ends_with(id)).unwrap();
+            row.x[NAMES.iter().position(|n| *n == name).unwrap()]
+        };
+        // Its words and the whole identifier (`stripauthheader`): three of four in the title.
+        assert_eq!(at("strip_auth_header", "name_title_overlap"), 0.75);
+        // First or second by the title's words: its file holds the same words.
+        assert!(at("strip_auth_header", "title_content_rr") >= 0.5);
+        assert_eq!(at("parse_body", "title_content_rr"), 0.0);
+        assert_eq!(at("parse_body", "name_title_overlap"), 0.0);
+        assert_eq!(at("parse_body", "title_content_rel"), 0.0);
+        assert!(at("parse_body", "content_rel") > 0.0);
+        assert_eq!(at("redirect.py", "path_title_overlap"), 1.0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

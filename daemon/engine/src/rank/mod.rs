@@ -362,6 +362,8 @@ fn pool_features(
             (k, v.score - sem)
         })
         .collect();
+    let title_terms = crate::index::bm25::query_terms(features::title_of(question));
+    let title_content = ix.content.get().score(&title_terms);
     let inputs = features::Inputs {
         g,
         pagerank: &ix.pagerank,
@@ -374,6 +376,7 @@ fn pool_features(
         intent: s.intent,
         question,
         terms,
+        title_content: &title_content,
     };
     let xs = features::compute(&inputs, &candidates);
     candidates.into_iter().zip(xs).collect()
