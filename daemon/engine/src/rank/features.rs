@@ -145,6 +145,11 @@ fn words(s: &str) -> Vec<String> {
     out
 }
 
+/// How many of `words` `keep` accepts.
+fn count(words: &[String], keep: &dyn Fn(&str) -> bool) -> f32 {
+    words.iter().filter(|w| keep(w)).count() as f32
+}
+
 /// The features of each candidate, in the order given.
 pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
     let g = inp.g;
@@ -219,27 +224,12 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
             };
             let (fbest, fsum) = file_best.get(&file).copied().unwrap_or_default();
             let name_words = words(&def.name);
-            let name_overlap = if name_words.is_empty() {
-                0.0
-            } else {
-                name_words
-                    .iter()
-                    .filter(|w| term_set.contains(w.as_str()))
-                    .count() as f32
-                    / name_words.len() as f32
-            };
-            let name_title = if name_words.is_empty() {
-                0.0
-            } else {
-                name_words.iter().filter(|w| title_set.contains(*w)).count() as f32
-                    / name_words.len() as f32
-            };
             let path_words = words(&g.files[file as usize].path);
-            let path_overlap = path_words
-                .iter()
-                .filter(|w| term_set.contains(w.as_str()))
-                .count() as f32;
-            let path_title = path_words.iter().filter(|w| title_set.contains(*w)).count() as f32;
+            let in_terms = |w: &str| term_set.contains(w);
+            let in_title = |w: &str| title_set.contains(w);
+            let share = |ws: &[String], keep: &dyn Fn(&str) -> bool| {
+                count(ws, keep) / (ws.len().max(1) as f32)
+            };
             let mention = inp.mention[i];
             [
                 inp.content[i],
@@ -274,8 +264,8 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
                 top30.get(&file).copied().unwrap_or(0.0),
                 f32::from(mention > 0.0 && mention < 3.0 || mention >= 4.0),
                 f32::from(mention >= 3.0),
-                name_overlap,
-                path_overlap,
+                share(&name_words, &in_terms),
+                count(&path_words, &in_terms),
                 q.log_terms,
                 q.long,
                 q.trace_lines,
@@ -284,8 +274,8 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
                 file_rank.get(&file).copied().unwrap_or(1000.0).ln(),
                 inp.title_content[i] / tmax,
                 recip(title_rank.get(&c).copied()),
-                name_title,
-                path_title,
+                share(&name_words, &in_title),
+                count(&path_words, &in_title),
             ]
         })
         .collect()
@@ -300,7 +290,10 @@ mod tests {
 
     #[test]
     fn the_title_is_the_first_line_with_words() {
-        assert_eq!(title_of("\n  Retries drop the header \nbody"), "Retries drop the header");
+        assert_eq!(
+            title_of("\n  Retries drop the header \nbody"),
+            "Retries drop the header"
+        );
         assert_eq!(title_of("one line"), "one line");
         assert_eq!(title_of(""), "");
     }

@@ -111,11 +111,7 @@ impl Intent {
         if question.len() < 400 {
             question
         } else {
-            question
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("")
+            features::title_of(question)
         }
     }
 
@@ -362,8 +358,17 @@ fn pool_features(
             (k, v.score - sem)
         })
         .collect();
-    let title_terms = crate::index::bm25::query_terms(features::title_of(question));
-    let title_content = ix.content.get().score(&title_terms);
+    // A one-line question is its own title, and its terms are the title's: no second pass.
+    let title = features::title_of(question);
+    let title_content = if title == question.trim() {
+        std::borrow::Cow::Borrowed(s.content.as_slice())
+    } else {
+        std::borrow::Cow::Owned(
+            ix.content
+                .get()
+                .score(&crate::index::bm25::query_terms(title)),
+        )
+    };
     let inputs = features::Inputs {
         g,
         pagerank: &ix.pagerank,
