@@ -144,5 +144,85 @@ fn main() {
         p(0.95),
         p(1.0)
     );
+    rankers_side_by_side(&engine, &questions);
     println!("peak memory: {:.0} MB", peak_rss_mb());
+}
+
+/// What the learned ranker costs a query, against reciprocal rank fusion alone (the ranking
+/// before issue 14), on the same engine in one process: the two rankers alternate query by
+/// query, so a noisy neighbour slows both alike, and the paired difference per round is
+/// reported beside each one's p50. Budget 4000; `RANKER_RUNS` rounds (default 200).
+fn rankers_side_by_side(engine: &Engine, questions: &[String]) {
+    use fittok_engine::rank::Ranker;
+    let runs: usize = std::env::var("RANKER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let rankers = [("fusion", Ranker::Fusion), ("auto", Ranker::Auto)];
+    let mut times = [Vec::new(), Vec::new()];
+    let mut diffs = Vec::new();
+    for round in 0..runs {
+        for q in questions {
+            let mut pair = [0.0; 2];
+            // Alternate which ranker goes first, so neither always finds warm caches.
+            for k in 0..2 {
+                let i = (k + round) % 2;
+                let t = Instant::now();
+                let a = engine.query(&Query {
+                    question: q.clone(),
+                    budget: 4000,
+                    ranker: rankers[i].1,
+                    ..Query::default()
+                });
+                pair[i] = ms(t.elapsed());
+                assert!(a.tokens <= 4000);
+            }
+            times[0].push(pair[0]);
+            times[1].push(pair[1]);
+            diffs.push(pair[1] - pair[0]);
+        }
+    }
+    let p50 = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let n = diffs.len();
+    let (f, a, d) = (p50(&mut times[0]), p50(&mut times[1]), p50(&mut diffs));
+    println!(
+        "rankers at 4000 tokens, {n} interleaved pairs: {} p50 {f:.2} ms, {} p50 {a:.2} ms, paired difference p50 {d:+.2} ms",
+        rankers[0].0, rankers[1].0
+    );
+    // The model alone on each question's candidate pool: the forest walked for one candidate
+    // at a time, and for the whole pool at once (what `rank` does).
+    let Some(model) = fittok_engine::rank::learned::model() else {
+        return;
+    };
+    let pools: Vec<Vec<[f32; fittok_engine::rank::features::N]>> = questions
+        .iter()
+        .map(|q| {
+            let terms = fittok_engine::index::bm25::query_terms(q);
+            fittok_engine::rank::candidate_features(&engine.repo.graph, &engine.index, q, &terms)
+                .into_iter()
+                .map(|(_, x)| x)
+                .collect()
+        })
+        .collect();
+    let (mut one, mut pooled) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        for xs in &pools {
+            let t = Instant::now();
+            let each: Vec<f32> = xs.iter().map(|x| model.probability(x)).collect();
+            one.push(ms(t.elapsed()));
+            let t = Instant::now();
+            let all = model.probabilities(xs);
+            pooled.push(ms(t.elapsed()));
+            assert_eq!(each, all);
+        }
+    }
+    let sizes: Vec<usize> = pools.iter().map(Vec::len).collect();
+    println!(
+        "learned model on the candidate pools ({sizes:?} candidates): one at a time p50 {:.3} ms, pooled p50 {:.3} ms",
+        p50(&mut one),
+        p50(&mut pooled)
+    );
 }

@@ -13,8 +13,8 @@ use serde::Deserialize;
 
 use super::features;
 
-/// One tree, flattened: internal node `i` tests `x[feature[i]] <= threshold[i]`; a child
-/// `c >= 0` is an internal node, `c < 0` is leaf `!c`.
+/// One tree as the model file holds it: internal node `i` tests
+/// `x[feature[i]] <= threshold[i]`; a child `c >= 0` is an internal node, `c < 0` is leaf `!c`.
 #[derive(Debug, Deserialize)]
 struct Tree {
     feature: Vec<u32>,
@@ -22,32 +22,6 @@ struct Tree {
     left: Vec<i32>,
     right: Vec<i32>,
     leaf: Vec<f32>,
-}
-
-impl Tree {
-    fn eval(&self, x: &[f32; features::N]) -> f32 {
-        if self.feature.is_empty() {
-            return self.leaf.first().copied().unwrap_or(0.0);
-        }
-        let mut node = 0usize;
-        // A malformed tree (a cycle) cannot loop forever: depth is bounded by the node count.
-        for _ in 0..=self.feature.len() {
-            let f = self.feature[node] as usize;
-            let next = if x.get(f).copied().unwrap_or(0.0) <= self.threshold[node] {
-                self.left[node]
-            } else {
-                self.right[node]
-            };
-            if next < 0 {
-                return self.leaf.get(!next as usize).copied().unwrap_or(0.0);
-            }
-            node = next as usize;
-            if node >= self.feature.len() {
-                return 0.0;
-            }
-        }
-        0.0
-    }
 }
 
 /// Platt scaling: probability = 1 / (1 + exp(-(a * raw + b))).
@@ -58,11 +32,37 @@ struct Calibration {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Model {
+struct ModelFile {
     features: Vec<String>,
     trees: Vec<Tree>,
     calibration: Calibration,
 }
+
+/// One node of the compiled forest: a split sends `x` to `next[0]` when
+/// `x[feature] <= threshold` and to `next[1]` otherwise (NaN included); a leaf points at itself
+/// and holds its `value`, so every walk can take the same number of steps.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    feature: u32,
+    threshold: f32,
+    next: [u32; 2],
+    value: f32,
+}
+
+/// Every tree in one array of nodes (the whole shipped forest is ~100 KB). A query evaluates
+/// every tree on every candidate: walked a fixed number of steps (the tree's depth), several
+/// candidates at once, their dependent loads overlap instead of waiting on each other, and
+/// no step needs a bounds or leaf check.
+#[derive(Debug)]
+pub struct Model {
+    nodes: Vec<Node>,
+    /// Per tree: its root's index and its depth.
+    roots: Vec<(u32, u32)>,
+    calibration: Calibration,
+}
+
+/// How many candidates walk a tree side by side.
+const LANES: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -76,13 +76,18 @@ pub enum ModelError {
 
 impl Model {
     pub fn parse(text: &str) -> Result<Model, ModelError> {
-        let m: Model = serde_json::from_str(text)?;
+        let m: ModelFile = serde_json::from_str(text)?;
         if m.features != features::NAMES {
             return Err(ModelError::Features(
                 m.features.join(","),
                 features::NAMES.join(","),
             ));
         }
+        let mut model = Model {
+            nodes: Vec::new(),
+            roots: Vec::with_capacity(m.trees.len()),
+            calibration: m.calibration,
+        };
         for (i, t) in m.trees.iter().enumerate() {
             let n = t.feature.len();
             let ok = t.threshold.len() == n
@@ -100,20 +105,119 @@ impl Model {
             if !ok {
                 return Err(ModelError::Tree(i));
             }
+            let base = model.nodes.len() as u32;
+            // Splits keep their numbers, leaves follow them.
+            let at = |c: i32| {
+                if c >= 0 {
+                    base + c as u32
+                } else {
+                    base + (n + !c as usize) as u32
+                }
+            };
+            for j in 0..n {
+                model.nodes.push(Node {
+                    feature: t.feature[j],
+                    threshold: t.threshold[j],
+                    next: [at(t.left[j]), at(t.right[j])],
+                    value: 0.0,
+                });
+            }
+            for (k, &value) in t.leaf.iter().enumerate() {
+                let me = base + (n + k) as u32;
+                model.nodes.push(Node {
+                    feature: 0,
+                    threshold: 0.0,
+                    next: [me, me],
+                    value,
+                });
+            }
+            let depth = depth(t).ok_or(ModelError::Tree(i))?;
+            model
+                .roots
+                .push((if n == 0 { at(-1) } else { base }, depth));
         }
-        Ok(m)
+        Ok(model)
+    }
+
+    /// One tree's leaf for `x`. Every index was checked by [`Model::parse`], and a walk of
+    /// the tree's depth ends on a leaf.
+    fn tree(&self, (root, depth): (u32, u32), x: &[f32; features::N]) -> f32 {
+        let mut c = root as usize;
+        for _ in 0..depth {
+            let s = &self.nodes[c];
+            c = s.next[usize::from(!(x[s.feature as usize] <= s.threshold))] as usize;
+        }
+        self.nodes[c].value
     }
 
     /// The model's raw score (a sum over trees).
     pub fn raw(&self, x: &[f32; features::N]) -> f32 {
-        self.trees.iter().map(|t| t.eval(x)).sum()
+        self.roots.iter().map(|&r| self.tree(r, x)).sum()
+    }
+
+    fn calibrated(&self, raw: f32) -> f32 {
+        let z = self.calibration.a * raw + self.calibration.b;
+        1.0 / (1.0 + (-z).exp())
     }
 
     /// The calibrated probability that the candidate holds code the fix changes.
     pub fn probability(&self, x: &[f32; features::N]) -> f32 {
-        let z = self.calibration.a * self.raw(x) + self.calibration.b;
-        1.0 / (1.0 + (-z).exp())
+        self.calibrated(self.raw(x))
     }
+
+    /// [`Model::probability`] of every candidate, tree by tree: one tree's splits stay in the
+    /// cache while every candidate walks it. Sums in the same order as [`Model::raw`], so the
+    /// results are the same bit for bit.
+    pub fn probabilities(&self, xs: &[[f32; features::N]]) -> Vec<f32> {
+        let mut raw = vec![0.0f32; xs.len()];
+        for (sums, xs) in raw.chunks_mut(LANES).zip(xs.chunks(LANES)) {
+            if xs.len() < LANES {
+                for (sum, x) in sums.iter_mut().zip(xs) {
+                    *sum = self.raw(x);
+                }
+                continue;
+            }
+            for &(root, depth) in &self.roots {
+                let mut c = [root as usize; LANES];
+                for _ in 0..depth {
+                    for (c, x) in c.iter_mut().zip(xs) {
+                        let s = &self.nodes[*c];
+                        *c = s.next[usize::from(!(x[s.feature as usize] <= s.threshold))] as usize;
+                    }
+                }
+                for (sum, c) in sums.iter_mut().zip(c) {
+                    *sum += self.nodes[c].value;
+                }
+            }
+        }
+        raw.into_iter().map(|z| self.calibrated(z)).collect()
+    }
+}
+
+/// The depth of a validated tree (children in range): the most splits on a path from the
+/// root to a leaf, or `None` when a split is reached twice (a cycle, or a node shared by
+/// two parents).
+fn depth(t: &Tree) -> Option<u32> {
+    let n = t.feature.len();
+    let mut seen = vec![false; n];
+    let mut deepest = 0;
+    let mut stack = if n == 0 {
+        Vec::new()
+    } else {
+        vec![(0usize, 1u32)]
+    };
+    while let Some((node, d)) = stack.pop() {
+        if std::mem::replace(&mut seen[node], true) {
+            return None;
+        }
+        deepest = deepest.max(d);
+        for c in [t.left[node], t.right[node]] {
+            if c >= 0 {
+                stack.push((c as usize, d + 1));
+            }
+        }
+    }
+    Some(deepest)
 }
 
 /// The model shipped with this build, parsed once; `None` (logged once) if it does not fit.
@@ -154,6 +258,28 @@ mod tests {
         x[1] = 3.0;
         assert_eq!(m.raw(&x), 3.25);
         assert!(m.probability(&x) > 0.9);
+        // Candidates walked eight abreast, and the rest one by one, agree with `probability`.
+        let xs: Vec<[f32; features::N]> = (0..11)
+            .map(|i| {
+                let mut x = [0.0f32; features::N];
+                x[0] = (i % 3) as f32 * 0.4;
+                x[1] = if i == 5 { f32::NAN } else { i as f32 * 0.5 };
+                x
+            })
+            .collect();
+        let each: Vec<f32> = xs.iter().map(|x| m.probability(x)).collect();
+        assert_eq!(m.probabilities(&xs), each);
+        assert!(each.windows(2).any(|w| w[0] != w[1]));
+    }
+
+    #[test]
+    fn the_shipped_model_scores_a_pool_as_it_scores_each_candidate() {
+        let m = model().unwrap();
+        let xs: Vec<[f32; features::N]> = (0..37u32)
+            .map(|i| std::array::from_fn(|f| ((i * 31 + f as u32 * 17) % 23) as f32 / 7.0))
+            .collect();
+        let each: Vec<f32> = xs.iter().map(|x| m.probability(x)).collect();
+        assert_eq!(m.probabilities(&xs), each);
     }
 
     #[test]
@@ -165,6 +291,12 @@ mod tests {
             names()
         );
         assert!(matches!(Model::parse(&bad), Err(ModelError::Tree(0))));
+        // Children in range, but split 1 leads back to split 0: no walk would end.
+        let cycle = format!(
+            r#"{{"features":{},"calibration":{{"a":1,"b":0}},"trees":[{{"feature":[0,0],"threshold":[0,0],"left":[1,0],"right":[-1,-1],"leaf":[1]}}]}}"#,
+            names()
+        );
+        assert!(matches!(Model::parse(&cycle), Err(ModelError::Tree(0))));
     }
 
     #[test]

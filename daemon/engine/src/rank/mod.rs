@@ -432,19 +432,24 @@ pub fn rank(
     };
     // The model scores a test the question names as it would the same code outside a test.
     let is_test = features::index_of("is_test");
-    let scored: Vec<Ranked> = pool_features(g, ix, &s, question, terms)
+    let (nodes, mut xs): (Vec<u32>, Vec<[f32; features::N]>) =
+        pool_features(g, ix, &s, question, terms)
+            .into_iter()
+            .unzip();
+    for (node, x) in nodes.iter().zip(&mut xs) {
+        if named_by_short_question(terms, s.mention[*node as usize])
+            && let Some(i) = is_test
+        {
+            x[i] = 0.0;
+        }
+    }
+    let scored: Vec<Ranked> = nodes
         .into_iter()
-        .map(|(node, mut x)| {
-            if named_by_short_question(terms, s.mention[node as usize])
-                && let Some(i) = is_test
-            {
-                x[i] = 0.0;
-            }
-            Ranked {
-                node,
-                score: model.probability(&x),
-                ranks: s.fused[&node].ranks,
-            }
+        .zip(model.probabilities(&xs))
+        .map(|(node, score)| Ranked {
+            node,
+            score,
+            ranks: s.fused[&node].ranks,
         })
         .collect();
     // Selection reads score ratios (near-ties within 70 % of the best are interleaved by
