@@ -49,7 +49,7 @@ struct Node {
     value: f32,
 }
 
-/// Every tree in one array of nodes (the whole shipped forest is ~100 KB). A query evaluates
+/// Every tree in one array of nodes (the shipped forest: 7,134 nodes, ~140 KB). A query evaluates
 /// every tree on every candidate: walked a fixed number of steps (the tree's depth), several
 /// candidates at once, their dependent loads overlap instead of waiting on each other, and
 /// no step needs a bounds or leaf check.
