@@ -15,6 +15,12 @@ keep commits that look like one fix or feature:
 - filtered out: merges of branches, reverts, version bumps, formatting-only and vendored
   changes, commits touching more than `max_files` source files or `max_hunks` hunks, and
   messages too short to ask anything.
+- a second, issue-shaped question for a fix that also changes tests (`repro_lines` > 0): the
+  subject, then the test code the commit adds as a fenced block. A commit's body is written by
+  whoever made the fix and names the code it changed; an issue is a title and a reproduction
+  written by a user of the code. The added test is the nearest thing history keeps to that
+  reproduction, and it is the long-question regime (stack traces, code) the model is asked in.
+  Same gold; instance id `<id>-repro`, source `history-repro`.
 
 Writes `<out>/train.jsonl` and `<out>/valid.jsonl`: the validation split holds whole
 repositories (the manifest's `valid` list), never commits of a training repository.
@@ -207,25 +213,55 @@ def mine_repo(name: str, gitdir: Path, cfg: dict) -> list[dict]:
         if not gold or n_hunks > cfg["max_hunks"]:
             continue
         langs = sorted({f["language"] for f in gold})
-        found.append(
-            {
-                "instance_id": f"{name.replace('/', '__')}-{sha[:10]}",
-                "source": "history",
-                "upstream_ref": f"https://github.com/{name}/commit/{sha}",
-                "repo": name,
-                "language": langs[0],
-                "base_commit": parent,
-                "question": question,
-                "gold_files": gold,
-                "n_gold_files": len(gold),
-                "n_gold_hunks": n_hunks,
-                "dropped_patch_files": [],
-                "split": "train",
-            }
-        )
-        if len(found) >= cfg["per_repo"]:
+        inst = {
+            "instance_id": f"{name.replace('/', '__')}-{sha[:10]}",
+            "source": "history",
+            "upstream_ref": f"https://github.com/{name}/commit/{sha}",
+            "repo": name,
+            "language": langs[0],
+            "base_commit": parent,
+            "question": question,
+            "gold_files": gold,
+            "n_gold_files": len(gold),
+            "n_gold_hunks": n_hunks,
+            "dropped_patch_files": [],
+            "split": "train",
+        }
+        found.append(inst)
+        repro = repro_of(gitdir, parent, sha, names, cfg.get("repro_lines", 0), cfg.get("repro_min_lines", 5))
+        if repro:
+            found.append(
+                dict(inst, instance_id=inst["instance_id"] + "-repro", source="history-repro",
+                     question=f"{subject}\n\n```\n{repro}\n```")
+            )
+        if sum(1 for f in found if f["source"] == "history") >= cfg["per_repo"]:
             break
     return found
+
+
+def repro_of(gitdir: Path, parent: str, sha: str, names: list[str], limit: int, least: int) -> str | None:
+    """The test code a commit adds (its first `limit` non-blank added lines, test files in the
+    order git lists them), or None when it adds fewer than `least`."""
+    if limit <= 0:
+        return None
+    tests = []
+    for row in names:
+        parts = row.split("\t")
+        if len(parts) == 2 and parts[0] in ("A", "M") and lang_of(parts[1]) and is_test_path(parts[1]):
+            tests.append(parts[1])
+    if not tests:
+        return None
+    diff = git(gitdir, "diff", "-U0", "--no-renames", parent, sha, "--", *tests)
+    added = [
+        line[1:].rstrip()
+        for line in diff.split("\n")
+        if line.startswith("+") and not line.startswith("+++") and line[1:].strip()
+    ]
+    if len(added) < least:
+        return None
+    # Common indentation off, as a user would paste it.
+    cut = min(len(a) - len(a.lstrip()) for a in added[:limit])
+    return "\n".join(a[cut:] for a in added[:limit])
 
 
 def main() -> int:

@@ -1,0 +1,78 @@
+use std::sync::Arc;
+
+use super::{FUSION_SHARE, Intent, LEARNED_RANK_K, Ranker, SEMANTIC_SHARE, Tuning, rank};
+use crate::index::{Index, Sources, bm25::query_terms};
+use crate::testing::graph_of;
+
+#[test]
+fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it() {
+    let files = [
+        (
+            "src/retry.py",
+            "def retry_request(req):\n    return send(req)\n",
+        ),
+        (
+            "src/backoff.py",
+            "def wait_between_attempts(n):\n    return 2 ** n\n",
+        ),
+        ("src/log.py", "def write_log(line):\n    print(line)\n"),
+    ];
+    let g = graph_of(&files);
+    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
+    let ix = Index::build(&g, &sources);
+    let (q, tuning) = ("retry the request", Tuning::default());
+    let terms = query_terms(q);
+    let by_name = |name: &str| {
+        (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == name)
+            .expect("parsed")
+    };
+    let (retry, wait) = (by_name("retry_request"), by_name("wait_between_attempts"));
+    // Vectors that find only the backoff, which shares no word with the question.
+    let mut sims = vec![0.0f32; g.nodes.len()];
+    sims[wait as usize] = 0.9;
+    let auto = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Auto, &tuning);
+    let learned = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Learned, &tuning);
+    let fusion = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Fusion, &tuning);
+    assert_eq!(
+        auto, learned,
+        "a short question goes to the model, vectors or not"
+    );
+    assert_ne!(auto, fusion);
+    assert!(auto.iter().any(|r| r.node == retry));
+    // The semantic hit joins in the learned order's rank shape: its score is the model's
+    // term, fusion's and the semantic best's, 1/(K + 1 + r) + F/(K + 1 + f) + S/(K + 1).
+    let k = LEARNED_RANK_K;
+    let score = auto
+        .iter()
+        .find(|r| r.node == wait)
+        .map(|r| r.score)
+        .expect("the semantic hit is ranked");
+    let shaped = (0..auto.len()).any(|r| {
+        (0..auto.len()).any(|f| {
+            let x = 1.0 / (k + 1.0 + r as f32)
+                + FUSION_SHARE / (k + 1.0 + f as f32)
+                + SEMANTIC_SHARE / (k + 1.0);
+            (x - score).abs() < 1e-6
+        })
+    });
+    assert!(shaped, "{score}");
+    let top = (1.0 + FUSION_SHARE + SEMANTIC_SHARE) / (k + 1.0);
+    assert!(auto.iter().all(|r| r.score <= top + 1e-6), "{auto:?}");
+}
+
+#[test]
+fn a_short_question_naming_tests_asks_for_them() {
+    assert!(Intent::of("where are the retry tests?").tests);
+    assert!(!Intent::of("where are retries handled?").tests);
+    assert!(Intent::of("is the config format documented").docs);
+}
+
+#[test]
+fn a_long_issue_asks_for_tests_only_in_its_title() {
+    let body = "I tested this with the test suite and a fixture; the test fails. ".repeat(10);
+    let incidental = format!("Redirects drop the auth header\n\n{body}");
+    assert!(!Intent::of(&incidental).tests);
+    let about_tests = format!("Test collection skips parametrized tests\n\n{body}");
+    assert!(Intent::of(&about_tests).tests);
+}
