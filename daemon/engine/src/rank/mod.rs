@@ -188,7 +188,8 @@ fn order(scores: &[f32], depth: usize) -> Vec<u32> {
 pub enum Ranker {
     /// The learned ranker for questions of at most [`LONG_QUESTION_TERMS`] query terms (with
     /// vectors, the semantic order joins the model's at [`SEMANTIC_SHARE`]: the model never saw
-    /// them in training); reciprocal rank fusion for longer ones.
+    /// them in training); reciprocal rank fusion for longer ones, and for questions no node
+    /// matches lexically (only vectors can rank a paraphrase).
     #[default]
     Auto,
     /// The learned ranker ([`learned`]) over every signal's features, blended with the fusion
@@ -212,6 +213,15 @@ struct Signals {
     /// The fused candidate pool: reciprocal rank fusion with demotions.
     fused: std::collections::HashMap<u32, Ranked>,
     intent: Intent,
+}
+
+impl Signals {
+    /// Whether any node matches the question's words or names (content, summary, mentions).
+    fn has_lexical_evidence(&self) -> bool {
+        [&self.content, &self.summary, &self.mention]
+            .iter()
+            .any(|scores| scores.iter().any(|&x| x > 0.0))
+    }
 }
 
 fn signals(
@@ -427,7 +437,9 @@ pub fn rank(
         // lexical candidates and semantics join its order afterwards: fusion with the semantic
         // signal instead gave dev hunk recall at 4000 of 50.2 (full issues) and 45.0 (titles)
         // against 56.0 and 46.9 (`bench/results/dev.md`, session 20).
-        Ranker::Auto if !is_long_question(terms) => learned::model(),
+        // A question with no lexical evidence at all (a paraphrase) leaves the model only the
+        // candidates' shapes to go on; semantics alone can rank there, and fusion lets them.
+        Ranker::Auto if !is_long_question(terms) && s.has_lexical_evidence() => learned::model(),
         Ranker::Auto | Ranker::Fusion => None,
     };
     let Some(model) = model else {

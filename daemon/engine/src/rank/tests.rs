@@ -59,6 +59,14 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     assert!(shaped, "{score}");
     let top = (1.0 + FUSION_SHARE + SEMANTIC_SHARE) / (k + 1.0);
     assert!(auto.iter().all(|r| r.score <= top + 1e-6), "{auto:?}");
+    // A paraphrase no node matches lexically leaves the model nothing to order by: the semantic
+    // order decides, through fusion.
+    let q = "pause before trying once more";
+    let terms = query_terms(q);
+    let auto = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Auto, &tuning);
+    let fusion = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Fusion, &tuning);
+    assert_eq!(auto, fusion);
+    assert_eq!(auto.first().map(|r| r.node), Some(wait));
 }
 
 #[test]
