@@ -26,6 +26,12 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// The median of `v` (sorted in place; the upper one of an even count), `None` when empty.
+fn p50(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -116,8 +122,7 @@ fn main() {
                     times.push(ms(t.elapsed()));
                 }
             }
-            times.sort_by(f64::total_cmp);
-            if let Some(p50) = times.get(times.len() / 2) {
+            if let Some(p50) = p50(&mut times) {
                 println!("question embedding, {label} (100 new questions): p50 {p50:.1} ms");
             }
         }
@@ -182,12 +187,13 @@ fn rankers_side_by_side(engine: &Engine, questions: &[String]) {
             diffs.push(pair[1] - pair[0]);
         }
     }
-    let p50 = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-    };
+    let median = |v: &mut Vec<f64>| p50(v).unwrap_or(f64::NAN);
     let n = diffs.len();
-    let (f, a, d) = (p50(&mut times[0]), p50(&mut times[1]), p50(&mut diffs));
+    let (f, a, d) = (
+        median(&mut times[0]),
+        median(&mut times[1]),
+        median(&mut diffs),
+    );
     println!(
         "rankers at 4000 tokens, {n} interleaved pairs: {} p50 {f:.2} ms, {} p50 {a:.2} ms, paired difference p50 {d:+.2} ms",
         rankers[0].0, rankers[1].0
@@ -222,7 +228,7 @@ fn rankers_side_by_side(engine: &Engine, questions: &[String]) {
     let sizes: Vec<usize> = pools.iter().map(Vec::len).collect();
     println!(
         "learned model on the candidate pools ({sizes:?} candidates): one at a time p50 {:.3} ms, pooled p50 {:.3} ms",
-        p50(&mut one),
-        p50(&mut pooled)
+        median(&mut one),
+        median(&mut pooled)
     );
 }

@@ -213,15 +213,8 @@ struct Signals {
     /// The fused candidate pool: reciprocal rank fusion with demotions.
     fused: std::collections::HashMap<u32, Ranked>,
     intent: Intent,
-}
-
-impl Signals {
     /// Whether any node matches the question's words or names (content, summary, mentions).
-    fn has_lexical_evidence(&self) -> bool {
-        [&self.content, &self.summary, &self.mention]
-            .iter()
-            .any(|scores| scores.iter().any(|&x| x > 0.0))
-    }
+    lexical_evidence: bool,
 }
 
 fn signals(
@@ -246,6 +239,8 @@ fn signals(
         .map(|(m, c)| if *m > 0.0 { m * 1000.0 + c } else { 0.0 })
         .collect();
     let mention = order(&mention_rank, SIGNAL_DEPTH);
+    // Each list holds only nodes that score above zero.
+    let lexical_evidence = !(content.is_empty() && summary.is_empty() && mention.is_empty());
     // A long question (an issue with logs and tracebacks) is rich in words and names, and one
     // 256-token embedding of it is diluted: on the dev benchmark the semantic signal cost
     // recall there at every weight tried (24 instances at 4000 tokens: 50.0 % hunk recall
@@ -337,6 +332,7 @@ fn signals(
         }
     }
     Signals {
+        lexical_evidence,
         content: content_scores,
         summary: summary_scores,
         mention: mention_scores,
@@ -439,7 +435,7 @@ pub fn rank(
         // against 56.0 and 46.9 (`bench/results/dev.md`, session 20).
         // A question with no lexical evidence at all (a paraphrase) leaves the model only the
         // candidates' shapes to go on; semantics alone can rank there, and fusion lets them.
-        Ranker::Auto if !is_long_question(terms) && s.has_lexical_evidence() => learned::model(),
+        Ranker::Auto if !is_long_question(terms) && s.lexical_evidence => learned::model(),
         Ranker::Auto | Ranker::Fusion => None,
     };
     let Some(model) = model else {
