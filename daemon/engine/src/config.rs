@@ -78,6 +78,11 @@ pub const VARIABLES: &[Variable] = &[
         doc: "number of file headers shown with an answer (tuning)",
         matters: true,
     },
+    Variable {
+        name: "FITTOK_DENSITY",
+        doc: "learned order by probability per token: exponent,floor_tokens,keep or off (tuning)",
+        matters: true,
+    },
 ];
 
 /// Everything the engine can be told. `Default` is what a user gets with no variables set,
@@ -224,6 +229,26 @@ impl Config {
         if let Some(v) = get("FITTOK_HEADERS") {
             c.pack.headers = Some(number("FITTOK_HEADERS", &v, "expected a number of files")?);
         }
+        if let Some(v) = get("FITTOK_DENSITY") {
+            c.pack.density = if matches!(flag("FITTOK_DENSITY", &v), Ok(false)) {
+                None
+            } else {
+                const EXPECTED: &str = "expected exponent,floor_tokens,keep or off";
+                let xs: Vec<f32> = numbers("FITTOK_DENSITY", &v, 3, EXPECTED)?;
+                if xs.iter().any(|x| !x.is_finite() || *x < 0.0) || xs[2].fract() != 0.0 {
+                    return Err(ConfigError {
+                        name: "FITTOK_DENSITY",
+                        value: v,
+                        expected: EXPECTED,
+                    });
+                }
+                Some(crate::pack::DensityOrder {
+                    exponent: xs[0],
+                    floor_tokens: xs[1],
+                    keep: xs[2] as usize,
+                })
+            };
+        }
         Ok(c)
     }
 
@@ -271,6 +296,12 @@ impl Config {
                 "FITTOK_HEADERS",
                 self.pack.headers.map(|h| h.to_string()).unwrap_or_default(),
             ),
+            (
+                "FITTOK_DENSITY",
+                self.pack.density.map_or("off".to_string(), |d| {
+                    format!("{},{},{}", d.exponent, d.floor_tokens, d.keep)
+                }),
+            ),
         ]
     }
 }
@@ -308,6 +339,7 @@ mod tests {
             ("FITTOK_PPR_TOLERANCE", "0.00001"),
             ("FITTOK_NODE_CAPS", "3,9,1"),
             ("FITTOK_HEADERS", "4"),
+            ("FITTOK_DENSITY", "1,200,2"),
         ];
         let c = Config::from_vars(None, vars(&set)).unwrap();
         assert_eq!(
@@ -328,6 +360,8 @@ mod tests {
             ("FITTOK_NODE_CAPS", "0,8,2"),
             ("FITTOK_PPR_TOLERANCE", "-1"),
             ("FITTOK_MAX_FILE_BYTES", "big"),
+            ("FITTOK_DENSITY", "0.5,100,1.5"),
+            ("FITTOK_DENSITY", "0.5,-1,1"),
         ] {
             let e = Config::from_vars(None, vars(&[(name, value)])).unwrap_err();
             assert_eq!(e.name, name);

@@ -20,8 +20,10 @@ use block::{Mode, render};
 pub mod block;
 mod budget;
 mod comments;
+mod density;
 
 pub use budget::{first_code_budget, fit_answer};
+pub use density::DensityOrder;
 
 /// At most this many `→ id` pointers follow the blocks.
 pub const MAX_POINTERS: usize = 8;
@@ -86,12 +88,25 @@ impl Default for NodeCaps {
 }
 
 /// Packing's tuning knobs (see [`crate::Config`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tuning {
     pub node_caps: NodeCaps,
     /// How many files' headers an answer shows (`FITTOK_HEADERS`); `None`: one per 2000
     /// tokens of budget (see [`header_files`]).
     pub headers: Option<usize>,
+    /// How a capped answer orders the learned model's candidates (`FITTOK_DENSITY`); `None`:
+    /// in rank order.
+    pub density: Option<DensityOrder>,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            node_caps: NodeCaps::default(),
+            headers: None,
+            density: Some(DensityOrder::default()),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -428,6 +443,10 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         above_cliff
     };
     order.extend(ranked[in_band..end.max(in_band)].iter());
+    // A budget buys the most expected relevance per token (uncapped, the cliff decides).
+    if capped && let Some(d) = &tuning.density {
+        density::reorder(g, &mut order, d);
+    }
 
     let mut blocks: Vec<Block> = Vec::new();
     let mut shown: HashSet<u32> = HashSet::new();

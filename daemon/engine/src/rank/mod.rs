@@ -55,6 +55,9 @@ pub struct Ranked {
     pub node: u32,
     pub score: f32,
     pub ranks: SignalRanks,
+    /// The learned model's calibrated probability that the node is relevant, when the model
+    /// ranked it (`score` is then rank-shaped, see [`rank`]).
+    pub probability: Option<f32>,
 }
 
 /// Per-signal weights in the fusion (`FITTOK_RANK_WEIGHTS` sets them, for tuning; the
@@ -293,6 +296,7 @@ fn signals(
                 node,
                 score: 0.0,
                 ranks: SignalRanks::default(),
+                probability: None,
             });
             e.score += weight / (RRF_K + r as f32 + 1.0);
             set(&mut e.ranks, r as u32 + 1);
@@ -466,6 +470,7 @@ pub fn rank(
             node,
             score,
             ranks: s.fused[&node].ranks,
+            probability: Some(score),
         })
         .collect();
     // Selection reads score ratios (near-ties within 70 % of the best are interleaved by

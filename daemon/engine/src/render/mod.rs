@@ -120,6 +120,7 @@ pub struct RankedNode {
     pub end_line: u32,
     pub score: f32,
     pub ranks: crate::rank::SignalRanks,
+    pub probability: Option<f32>,
 }
 
 pub fn explain(g: &Graph, ranked: &[Ranked], n: usize) -> Vec<RankedNode> {
@@ -135,6 +136,7 @@ pub fn explain(g: &Graph, ranked: &[Ranked], n: usize) -> Vec<RankedNode> {
                 end_line: def.end_line,
                 score: r.score,
                 ranks: r.ranks,
+                probability: r.probability,
             }
         })
         .collect()

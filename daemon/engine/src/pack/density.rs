@@ -1,0 +1,99 @@
+//! Which candidate a budget buys next, when the learned model ranked them: the one with the
+//! most expected relevance per token, not merely the likeliest.
+//!
+//! The model's calibrated probability says how likely a node is to hold the fix; a node's size
+//! says what showing it costs. A knapsack over expected relevant nodes per token would take
+//! `p / tokens`; that over-rewards one-line constants (a getter at 20 tokens beats a 60-line
+//! function at p ten times higher), so the cost is damped: `p / max(tokens, floor)^exponent`.
+//! The best-ranked node keeps its place (`keep`): it is what the question is most likely about,
+//! whatever its size, and it is the one cut to fit when big.
+//!
+//! Fusion's scores are reciprocal ranks, not probabilities, and are not reordered: by
+//! fused score per token, dev hunk recall at 4000 fell from 55.0 to 52.2 (session 22).
+
+use crate::link::Graph;
+use crate::rank::Ranked;
+
+/// cl100k tokens per line of source, to estimate a block's cost before rendering it (a whole
+/// block's real count needs its text; this runs over every considered candidate).
+const TOKENS_PER_LINE: f32 = 9.0;
+
+/// How candidates below the first are ordered when the model ranked them (`FITTOK_DENSITY`
+/// sets it, for tuning; `off` keeps the model's order).
+///
+/// Measured on the three question sets (`scripts/eval/sets.sh`, semantic off, hunk recall at
+/// 1500 / 4000): history validation (other repositories' commits) 42.9 / 57.9 → 43.3 / 63.1,
+/// titles 28.2 / 44.0 → 28.7 / 43.1, full issues (mostly fusion) 33.0 / 55.0 / 63.6 (8000) →
+/// 34.4 / 54.5 / 64.1. Exponent 1 (floor 200): history 44.2 / 63.9, titles 28.2 / 42.1;
+/// exponent 0 (the probabilities' own order, without the fusion tie-breaks and directory
+/// interleaving of the rank-shaped order): history 37.8 / 59.2, titles 26.8 / 41.1 — the
+/// probabilities alone order worse than the ranking; weighed against cost they order better. Keeping 3 or 5 in place instead of 1: history 41.2 / 63.1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DensityOrder {
+    pub exponent: f32,
+    /// Tokens below which a block counts as this big: a small node costs at least a few lines
+    /// of the reader's attention and of the answer's layout.
+    pub floor_tokens: f32,
+    /// How many of the first candidates keep their place.
+    pub keep: usize,
+}
+
+impl Default for DensityOrder {
+    fn default() -> DensityOrder {
+        DensityOrder {
+            exponent: 0.5,
+            floor_tokens: 100.0,
+            keep: 1,
+        }
+    }
+}
+
+impl DensityOrder {
+    fn key(&self, probability: f32, lines: u32) -> f32 {
+        let tokens = (lines as f32 * TOKENS_PER_LINE).max(self.floor_tokens).max(1.0);
+        probability / tokens.powf(self.exponent)
+    }
+}
+
+/// Reorders `order` (best first) below its first `keep` by expected relevance per token, when
+/// every candidate carries the model's probability; otherwise leaves it as it is. Stable: equal
+/// keys keep their rank order.
+pub(super) fn reorder(g: &Graph, order: &mut [Ranked], d: &DensityOrder) {
+    if order.iter().any(|r| r.probability.is_none()) {
+        return;
+    }
+    let keep = d.keep.min(order.len());
+    let key = |r: &Ranked| {
+        let def = g.def(r.node);
+        let lines = def.end_line.saturating_sub(def.start_line) + 1;
+        d.key(r.probability.unwrap_or(0.0), lines)
+    };
+    order[keep..].sort_by(|a, b| key(b).total_cmp(&key(a)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_likelier_node_wins_at_equal_size_and_a_small_one_wins_at_equal_probability() {
+        let d = DensityOrder::default();
+        assert!(d.key(0.6, 40) > d.key(0.3, 40));
+        assert!(d.key(0.3, 20) > d.key(0.3, 200));
+    }
+
+    #[test]
+    fn the_cost_is_damped_and_floored() {
+        let d = DensityOrder::default();
+        // Ten times likelier at ten times the size still wins: the cost counts as its root.
+        assert!(d.key(0.5, 200) > d.key(0.05, 20));
+        // Below the floor, size no longer matters.
+        assert_eq!(d.key(0.2, 1), d.key(0.2, 5));
+        // Exponent 0 is the probability order itself.
+        let flat = DensityOrder {
+            exponent: 0.0,
+            ..d
+        };
+        assert_eq!(flat.key(0.2, 1), flat.key(0.2, 900));
+    }
+}
