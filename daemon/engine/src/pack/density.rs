@@ -9,7 +9,10 @@
 //! whatever its size, and it is the one cut to fit when big.
 //!
 //! Fusion's scores are reciprocal ranks, not probabilities, and are not reordered: by
-//! fused score per token, dev hunk recall at 4000 fell from 55.0 to 52.2 (session 22).
+//! fused score per token, dev hunk recall at 4000 fell from 55.0 to 52.2; by the learned
+//! order's rank-shaped score per token, titles at 4000 fell to 40.7 (from 43.1 by probability).
+//! With vectors the model's probability misses what they found and is not used either (see
+//! `rank::join_semantic`). Measurements: `bench/results/dev.md`, session 22.
 
 use crate::link::Graph;
 use crate::rank::Ranked;
@@ -50,7 +53,9 @@ impl Default for DensityOrder {
 
 impl DensityOrder {
     fn key(&self, probability: f32, lines: u32) -> f32 {
-        let tokens = (lines as f32 * TOKENS_PER_LINE).max(self.floor_tokens).max(1.0);
+        let tokens = (lines as f32 * TOKENS_PER_LINE)
+            .max(self.floor_tokens)
+            .max(1.0);
         probability / tokens.powf(self.exponent)
     }
 }
@@ -90,10 +95,7 @@ mod tests {
         // Below the floor, size no longer matters.
         assert_eq!(d.key(0.2, 1), d.key(0.2, 5));
         // Exponent 0 is the probability order itself.
-        let flat = DensityOrder {
-            exponent: 0.0,
-            ..d
-        };
+        let flat = DensityOrder { exponent: 0.0, ..d };
         assert_eq!(flat.key(0.2, 1), flat.key(0.2, 900));
     }
 }

@@ -56,7 +56,8 @@ pub struct Ranked {
     pub score: f32,
     pub ranks: SignalRanks,
     /// The learned model's calibrated probability that the node is relevant, when the model
-    /// ranked it (`score` is then rank-shaped, see [`rank`]).
+    /// ranked the node on its own evidence (no vectors joined, see `join_semantic`); `score`
+    /// is then rank-shaped, see [`rank`].
     pub probability: Option<f32>,
 }
 
@@ -508,16 +509,28 @@ pub fn rank(
     let fused: Vec<Ranked> = scored
         .into_iter()
         .map(|mut x| {
-            // Signal ranks count from 1: the same 1 / (K + 1) at the top as the learned term.
-            let sem = x
-                .ranks
-                .semantic
-                .map_or(0.0, |k| 1.0 / (LEARNED_RANK_K + k as f32));
-            x.score += SEMANTIC_SHARE * sem;
+            join_semantic(&mut x);
             x
         })
         .collect();
     sorted(fused)
+}
+
+/// Adds a learned candidate's semantic rank to its rank-shaped score. Signal ranks count from
+/// 1: the same 1 / (K + 1) at the top as the learned term.
+///
+/// The model's probability leaves out what the vectors found, so it is no longer the
+/// candidate's probability and is dropped: packing keeps this order rather than weighing a
+/// partial probability against size. Carried over (boosted by the score's ratio, or by the
+/// same share of the best probability), dev titles with cached vectors lost 2.4 / 1.9 or 1.9 /
+/// +0.5 points at 1500 / 4000 (`bench/results/dev.md`, session 22).
+fn join_semantic(x: &mut Ranked) {
+    let sem = x
+        .ranks
+        .semantic
+        .map_or(0.0, |k| 1.0 / (LEARNED_RANK_K + k as f32));
+    x.score += SEMANTIC_SHARE * sem;
+    x.probability = None;
 }
 
 /// The learned ranker's inputs for one question: every candidate with its features. For the

@@ -1,6 +1,9 @@
 use std::sync::Arc;
 
-use super::{FUSION_SHARE, Intent, LEARNED_RANK_K, Ranker, SEMANTIC_SHARE, Tuning, rank};
+use super::{
+    FUSION_SHARE, Intent, LEARNED_RANK_K, Ranked, Ranker, SEMANTIC_SHARE, SignalRanks, Tuning,
+    join_semantic, rank,
+};
 use crate::index::{Index, Sources, bm25::query_terms};
 use crate::testing::graph_of;
 
@@ -67,6 +70,28 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     let fusion = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Fusion, &tuning);
     assert_eq!(auto, fusion);
     assert_eq!(auto.first().map(|r| r.node), Some(wait));
+}
+
+#[test]
+fn semantics_join_the_score_and_drop_the_partial_probability() {
+    let ranked = |semantic| Ranked {
+        node: 0,
+        score: 0.1,
+        ranks: SignalRanks {
+            semantic,
+            ..SignalRanks::default()
+        },
+        probability: Some(0.2),
+    };
+    let mut x = ranked(None);
+    join_semantic(&mut x);
+    assert_eq!((x.score, x.probability), (0.1, None));
+    // Found first: the score gains S/(K + 1).
+    let mut x = ranked(Some(1));
+    join_semantic(&mut x);
+    let boosted = 0.1 + SEMANTIC_SHARE / (LEARNED_RANK_K + 1.0);
+    assert!((x.score - boosted).abs() < 1e-6);
+    assert_eq!(x.probability, None);
 }
 
 #[test]
