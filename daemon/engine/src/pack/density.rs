@@ -79,6 +79,55 @@ pub(super) fn reorder(g: &Graph, order: &mut [Ranked], d: &DensityOrder) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rank::SignalRanks;
+    use crate::testing::graph_of;
+
+    #[test]
+    fn below_the_first_a_small_likely_node_goes_before_a_big_likelier_one() {
+        let long_body: String = (0..120).map(|i| format!("    x{i} = {i}\n")).collect();
+        let src = format!(
+            "def best():\n    return 1\n\n\ndef huge():\n{long_body}\n\ndef small():\n    return 2\n"
+        );
+        let g = graph_of(&[("m.py", &src)]);
+        let by_name = |name: &str| {
+            (0..g.nodes.len() as u32)
+                .find(|&n| g.def(n).name == name)
+                .expect("parsed")
+        };
+        let ranked = |node, score, probability| Ranked {
+            node,
+            score,
+            ranks: SignalRanks::default(),
+            probability,
+        };
+        let (best, huge, small) = (by_name("best"), by_name("huge"), by_name("small"));
+        let order = vec![
+            ranked(best, 0.3, Some(0.5)),
+            ranked(huge, 0.2, Some(0.3)),
+            ranked(small, 0.1, Some(0.2)),
+        ];
+        let d = DensityOrder::default();
+        let mut by_density = order.clone();
+        reorder(&g, &mut by_density, &d);
+        let nodes: Vec<u32> = by_density.iter().map(|r| r.node).collect();
+        // 0.3 / sqrt(9 x 121) < 0.2 / sqrt(100): the small one first, the best one kept first.
+        assert_eq!(nodes, vec![best, small, huge]);
+        // Kept in place: every candidate when `keep` covers them all.
+        let mut kept = order.clone();
+        reorder(&g, &mut kept, &DensityOrder { keep: 3, ..d });
+        assert_eq!(kept, order);
+        // Fusion's candidates (no probability) keep rank order.
+        let mut fused: Vec<Ranked> = order
+            .iter()
+            .map(|r| Ranked {
+                probability: None,
+                ..*r
+            })
+            .collect();
+        let before = fused.clone();
+        reorder(&g, &mut fused, &d);
+        assert_eq!(fused, before);
+    }
 
     #[test]
     fn a_likelier_node_wins_at_equal_size_and_a_small_one_wins_at_equal_probability() {
