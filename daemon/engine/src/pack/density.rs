@@ -68,12 +68,19 @@ pub(super) fn reorder(g: &Graph, order: &mut [Ranked], d: &DensityOrder) {
         return;
     }
     let keep = d.keep.min(order.len());
-    let key = |r: &Ranked| {
-        let def = g.def(r.node);
-        let lines = def.end_line.saturating_sub(def.start_line) + 1;
-        d.key(r.probability.unwrap_or(0.0), lines)
-    };
-    order[keep..].sort_by(|a, b| key(b).total_cmp(&key(a)));
+    // Keys computed once (a `powf` each), not per comparison.
+    let mut keyed: Vec<(f32, Ranked)> = order[keep..]
+        .iter()
+        .map(|r| {
+            let def = g.def(r.node);
+            let lines = def.end_line.saturating_sub(def.start_line) + 1;
+            (d.key(r.probability.unwrap_or(0.0), lines), *r)
+        })
+        .collect();
+    keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (slot, (_, r)) in order[keep..].iter_mut().zip(keyed) {
+        *slot = r;
+    }
 }
 
 #[cfg(test)]
