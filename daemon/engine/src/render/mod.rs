@@ -24,7 +24,7 @@ const MAP_NAMES_PER_FILE: usize = 4;
 const MAX_REFERENCED: usize = 8;
 /// The fewest map files, referenced signatures and pointers a capped answer has of each.
 const MIN_FRAME: usize = 2;
-pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source with its real line numbers. Expand a → id for more.";
+pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source, real line numbers on its first line and every tenth. Expand a → id for more.";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AnswerNode {
