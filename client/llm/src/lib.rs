@@ -46,8 +46,9 @@ pub enum LlmError {
 }
 
 const SYSTEM: &str = "You answer questions about a codebase using only the code given below it. \
-Cite the code you rely on as path:line (the code blocks number their first line and every tenth; count from the nearest). If the code \
-does not contain the answer, say so and name what is missing instead of guessing.";
+Cite the code you rely on as path:line (the code blocks number their first line and every \
+tenth; count from the nearest). If the code does not contain the answer, say so and name what \
+is missing instead of guessing.";
 
 /// An error with its causes (`outer: inner`): reqwest's own text omits why a connection failed.
 fn source_chain(e: &dyn std::error::Error) -> String {

@@ -30,7 +30,8 @@ const TOKENS_PER_LINE: f32 = 9.0;
 /// 34.4 / 54.5 / 64.1. Exponent 1 (floor 200): history 44.2 / 63.9, titles 28.2 / 42.1;
 /// exponent 0 (the probabilities' own order, without the fusion tie-breaks and directory
 /// interleaving of the rank-shaped order): history 37.8 / 59.2, titles 26.8 / 41.1 — the
-/// probabilities alone order worse than the ranking; weighed against cost they order better. Keeping 3 or 5 in place instead of 1: history 41.2 / 63.1.
+/// probabilities alone order worse than the ranking; weighed against cost they order better.
+/// Keeping 3 or 5 in place instead of 1: history 41.2 / 63.1.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DensityOrder {
     pub exponent: f32,
@@ -53,9 +54,8 @@ impl Default for DensityOrder {
 
 impl DensityOrder {
     fn key(&self, probability: f32, lines: u32) -> f32 {
-        let tokens = (lines as f32 * TOKENS_PER_LINE)
-            .max(self.floor_tokens)
-            .max(1.0);
+        // `lines` ≥ 1, so the cost is never below one line's tokens.
+        let tokens = (lines as f32 * TOKENS_PER_LINE).max(self.floor_tokens);
         probability / tokens.powf(self.exponent)
     }
 }
@@ -74,7 +74,7 @@ pub(super) fn reorder(g: &Graph, order: &mut [Ranked], d: &DensityOrder) {
         .map(|r| {
             let def = g.def(r.node);
             let lines = def.end_line.saturating_sub(def.start_line) + 1;
-            (d.key(r.probability.unwrap_or(0.0), lines), *r)
+            (d.key(r.probability.unwrap_or_default(), lines), *r)
         })
         .collect();
     keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
