@@ -9,6 +9,7 @@ use crate::embed::semantic::SemanticIndex;
 use crate::embed::{EmbedError, Embedder, model_dir};
 use crate::index::{Index, Sources};
 use crate::lines::line_starts;
+use crate::link::Graph;
 use crate::pack::Packer;
 use crate::pack::block::{Mode, node_id, render};
 use crate::rank::rank;
@@ -37,6 +38,23 @@ pub enum EngineError {
 pub const MAX_ID_CHARS: usize = 4096;
 /// How much of an unknown id an error repeats.
 const SHOWN_ID_CHARS: usize = 200;
+
+/// The file a `path:start-end` id names: by its path, or by the `…/tail` a block heading
+/// calls it once its full path was given (when one file ends with that tail).
+fn file_named(g: &Graph, path: &str) -> Option<u32> {
+    if let Some(file) = g.file_index(path) {
+        return Some(file);
+    }
+    let tail = path.strip_prefix("…/")?;
+    let mut matches = (0..g.files.len() as u32).filter(|&f| {
+        g.files[f as usize]
+            .path
+            .strip_suffix(tail)
+            .is_some_and(|head| head.ends_with('/'))
+    });
+    let file = matches.next()?;
+    matches.next().is_none().then_some(file)
+}
 
 fn unknown_id(id: &str) -> EngineError {
     let mut shown: String = id.chars().take(SHOWN_ID_CHARS).collect();
@@ -919,13 +937,14 @@ impl Engine {
             if let Some(node) = (0..g.nodes.len() as u32).find(|&n| node_id(g, n) == *id) {
                 let file = g.nodes[node as usize].file;
                 let starts = line_starts(&self.sources[file as usize]);
-                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts));
+                let path = &g.files[file as usize].path;
+                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts, path));
                 continue;
             }
             let (path, range) = id.rsplit_once(':').ok_or_else(|| unknown_id(id))?;
             let (a, b) = range.split_once('-').unwrap_or((range, range));
             let (Ok(a), Ok(b), Some(file)) =
-                (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path))
+                (a.parse::<u32>(), b.parse::<u32>(), file_named(g, path))
             else {
                 return Err(unknown_id(id));
             };
@@ -1172,6 +1191,45 @@ mod tests {
             "{}",
             a.text
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_shown_again_is_named_by_its_short_path_and_expands_by_it() {
+        let dir = temp_repo(
+            "short-paths",
+            &[
+                (
+                    "src/net/retry/policy.py",
+                    "def retry_delay(attempt):\n    return 2 ** attempt\n\n\nclass Other:\n    pass\n\n\ndef retry_limit(attempt):\n    return attempt < 5\n",
+                ),
+                ("src/io/policy.py", "def buffer_size():\n    return 4096\n"),
+            ],
+        );
+        let engine = Engine::open(&dir, Default::default()).unwrap();
+        let a = engine.query(&Query {
+            question: "retry delay and retry limit".into(),
+            budget: 1000,
+            ..Query::default()
+        });
+        let headings: Vec<&str> = a.text.lines().filter(|l| l.starts_with("### ")).collect();
+        // The first block gives the path in full; the next from the same file, a tail that no
+        // other file (`src/io/policy.py`) ends with.
+        assert!(
+            headings[0].starts_with("### src/net/retry/policy.py:"),
+            "{}",
+            a.text
+        );
+        let again = headings[1..]
+            .iter()
+            .find(|h| h.contains("retry/policy.py"))
+            .unwrap_or_else(|| panic!("{}", a.text));
+        assert!(again.starts_with("### …/retry/policy.py:"), "{}", a.text);
+        let range = again["### ".len()..].split(' ').next().unwrap();
+        let shown = engine.expand(&[range.to_string()]).unwrap();
+        assert!(shown.contains("def retry_"), "{shown}");
+        // A tail two files end with names neither.
+        assert!(engine.expand(&["…/policy.py:1-2".into()]).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

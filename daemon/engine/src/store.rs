@@ -452,15 +452,31 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
+    /// A fresh directory for one test's store, removed when the test ends (pass or fail).
+    struct TempStore(PathBuf);
+
+    impl TempStore {
+        fn path(&self) -> PathBuf {
+            self.0.join("vectors.redb")
+        }
+    }
+
+    impl Drop for TempStore {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp(name: &str) -> TempStore {
         let dir = std::env::temp_dir().join(format!("fittok-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        dir.join("vectors.redb")
+        TempStore(dir)
     }
 
     #[test]
     fn round_trip_and_reopen() {
-        let path = temp("rt");
+        let dir = temp("rt");
+        let path = dir.path();
         let k = vector_key("m", "fn a() {}");
         {
             let s = Store::open(&path).unwrap();
@@ -476,7 +492,8 @@ mod tests {
 
     #[test]
     fn parses_are_reused_only_for_the_same_content() {
-        let path = temp("parses");
+        let dir = temp("parses");
+        let path = dir.path();
         let parsed =
             crate::parse::parse_file("a.py", crate::model::Lang::Python, b"def f():\n    pass\n");
         let stamp = FileStamp {
@@ -512,7 +529,8 @@ mod tests {
 
     #[test]
     fn corrupt_store_is_moved_aside_and_rebuilt() {
-        let path = temp("corrupt");
+        let dir = temp("corrupt");
+        let path = dir.path();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, b"this is not a redb file, it is garbage").unwrap();
         let s = Store::open(&path).expect("rebuilt");
@@ -536,7 +554,8 @@ mod tests {
             .collect();
         let (mut damaged, mut intact) = (0, 0);
         for trial in 0..12 {
-            let path = temp(&format!("blocks-{trial}"));
+            let dir = temp(&format!("blocks-{trial}"));
+            let path = dir.path();
             {
                 let s = Store::open(&path).unwrap();
                 let items: Vec<(u128, Vec<f32>)> =

@@ -505,11 +505,18 @@ mod tests {
             std::fs::write(d.join("map/notes.md"), "the user's notes").unwrap();
             d
         };
-        let expected_old = snapshot(&fresh("expect-old", &old_tree));
+        let expected_old = {
+            let d = fresh("expect-old", &old_tree);
+            let s = snapshot(&d);
+            let _ = std::fs::remove_dir_all(&d);
+            s
+        };
         let expected_new = {
             let d = fresh("expect-new", &old_tree);
             write_tree(&d, &new_tree, &d.join("map"), false).unwrap();
-            snapshot(&d)
+            let s = snapshot(&d);
+            let _ = std::fs::remove_dir_all(&d);
+            s
         };
         assert_ne!(expected_old, expected_new);
         assert_eq!(expected_new["map/notes.md"], "the user's notes");
@@ -558,6 +565,7 @@ mod tests {
             // And the next write goes through.
             write_tree(&d, &new_tree, &d.join("map"), false).unwrap();
             assert_eq!(&snapshot(&d), &expected_new, "rewrite after {step:?}");
+            let _ = std::fs::remove_dir_all(&d);
         }
     }
 

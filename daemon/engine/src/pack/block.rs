@@ -1,6 +1,9 @@
 //! One node's code block: `### path:start-end kind name`, then its lines (numbered at the first
-//! and every tenth, [`LINE_ANCHOR`]; an outline's lines each), fenced.
+//! and every tenth, [`LINE_ANCHOR`]; an outline's lines each), fenced. The path is the file's
+//! own, or its [`short_paths`] form once an earlier block of the answer gave it in full.
 //! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
+
+use std::collections::HashMap;
 
 use crate::index::Sources;
 use crate::lines::lines_of;
@@ -68,8 +71,16 @@ fn push_numbered(out: &mut String, first: u32, lines: &[String]) {
     }
 }
 
-/// Renders one node. `starts` are the line starts of the node's file.
-pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usize]) -> String {
+/// Renders one node. `starts` are the line starts of the node's file; `path` is what its
+/// heading calls the file (its path, or a short form of it).
+pub fn render(
+    g: &Graph,
+    sources: &Sources,
+    node: u32,
+    mode: Mode,
+    starts: &[usize],
+    path: &str,
+) -> String {
     let nr = g.nodes[node as usize];
     let def = g.def(node);
     let file = g.file_of(node);
@@ -81,7 +92,7 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
     };
     out.push_str(&format!(
         "### {}:{}-{} {}{}\n```{}\n",
-        file.path,
+        path,
         def.start_line,
         def.end_line,
         // An impl block's name already says `impl …`; a file's name is its path.
@@ -163,6 +174,51 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
     out
 }
 
+/// What a block's heading calls each of `wanted` once an earlier block gave its full path:
+/// `…/` and the shortest tail of the path (whole components) that no other of `all` (the
+/// repository's files) ends with, so that the tail names one file and `fittok expand` takes
+/// it. A heading was 9 % of a 4000-token answer, most of it paths repeated block after block.
+/// A path whose only unique tail is itself keeps its full form.
+pub fn short_paths<'p>(
+    all: impl IntoIterator<Item = &'p str>,
+    wanted: impl IntoIterator<Item = &'p str>,
+) -> HashMap<&'p str, String> {
+    let base = |p: &'p str| p.rsplit('/').next().unwrap_or(p);
+    // A path ending with a tail of `p` has `p`'s file name: only those compete.
+    let wanted: std::collections::HashSet<&str> = wanted.into_iter().collect();
+    let mut namesakes: HashMap<&str, Vec<&str>> =
+        wanted.iter().map(|&p| (base(p), Vec::new())).collect();
+    for p in all {
+        if let Some(v) = namesakes.get_mut(base(p)) {
+            v.push(p);
+        }
+    }
+    let mut out = HashMap::new();
+    for same_name in namesakes.values() {
+        for &p in same_name.iter().filter(|p| wanted.contains(*p)) {
+            let unique = |tail: &str| {
+                same_name
+                    .iter()
+                    .filter(|q| {
+                        q.strip_suffix(tail)
+                            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+                    })
+                    .count()
+                    == 1
+            };
+            // From the right, the first unique tail is the shortest.
+            let short = p
+                .rmatch_indices('/')
+                .map(|(i, _)| &p[i + 1..])
+                .find(|t| unique(t))
+                .filter(|t| t.len() + 2 < p.len())
+                .map_or_else(|| p.to_string(), |t| format!("…/{t}"));
+            out.insert(p, short);
+        }
+    }
+    out
+}
+
 /// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
 /// folded: [`comments`]), each member as one signature line.
 fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
@@ -205,6 +261,32 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_path_is_the_shortest_tail_no_other_path_ends_with() {
+        let all = [
+            "src/a/mod.rs",
+            "src/b/mod.rs",
+            "gson/src/main/java/com/google/gson/Gson.java",
+            "setup.py",
+            "x/setup.py",
+            "a/b.py",
+            "lib/x/setup.py",
+        ];
+        let short = short_paths(all, all.into_iter().take(6));
+        assert_eq!(short["src/a/mod.rs"], "…/a/mod.rs");
+        assert_eq!(
+            short["gson/src/main/java/com/google/gson/Gson.java"],
+            "…/Gson.java"
+        );
+        // No tail of a top-level file is shorter than itself.
+        assert_eq!(short["setup.py"], "setup.py");
+        // `lib/x/setup.py`, not shown, still ends with `x/setup.py`.
+        assert_eq!(short["x/setup.py"], "x/setup.py");
+        assert!(!short.contains_key("lib/x/setup.py"));
+        // Too short to gain from `…/`.
+        assert_eq!(short["a/b.py"], "a/b.py");
+    }
 
     #[test]
     fn a_run_is_numbered_at_its_first_line_and_every_tenth() {

@@ -129,13 +129,21 @@ struct Ctx<'a> {
     sources: &'a Sources,
     enc: Encoding,
     lines: &'a LineIndex,
+    /// Files an earlier block gave in full: later headings call them by their short path.
+    introduced: HashSet<u32>,
+    short_paths: HashMap<&'a str, String>,
 }
 
 impl Ctx<'_> {
     fn block(&mut self, node: u32, mode: Mode) -> (String, usize) {
         let file = self.g.nodes[node as usize].file;
         let starts = self.lines.starts(file, &self.sources[file as usize]);
-        let text = render(self.g, self.sources, node, mode, &starts);
+        let full = self.g.files[file as usize].path.as_str();
+        let path = match self.short_paths.get(full) {
+            Some(short) if self.introduced.contains(&file) => short.as_str(),
+            _ => full,
+        };
+        let text = render(self.g, self.sources, node, mode, &starts, path);
         let tokens = count(self.enc, &text);
         (text, tokens)
     }
@@ -403,6 +411,15 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         sources,
         enc,
         lines,
+        introduced: HashSet::new(),
+        // Blocks come from these nodes (and their files' headers).
+        short_paths: block::short_paths(
+            g.files.iter().map(|f| f.path.as_str()),
+            ranked
+                .iter()
+                .take(MAX_CONSIDERED)
+                .map(|r| g.file_of(r.node).path.as_str()),
+        ),
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {
@@ -501,6 +518,7 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         };
         used += tokens;
         shown.insert(node);
+        cx.introduced.insert(g.nodes[node as usize].file);
         if mode == Mode::Whole {
             whole.insert(node);
         }
