@@ -49,10 +49,12 @@ pub fn fit_answer<A>(
     tokens: impl Fn(&A) -> usize,
 ) -> A {
     let mut code_budget = first_code_budget(budget);
+    // One pass over the repository's paths per answer, not per round.
+    let short_paths = packer.short_paths(ranked);
     let mut best: Option<(A, usize)> = None;
     let mut over: Option<A> = None;
     for _ in 0..ROUNDS {
-        let a = lay_out(packer.select(ranked, code_budget));
+        let a = lay_out(packer.select_with(ranked, code_budget, &short_paths));
         if budget == 0 {
             return a;
         }
@@ -76,7 +78,7 @@ pub fn fit_answer<A>(
         (Some((a, _)), _) => a,
         (None, Some(a)) => a,
         // ROUNDS > 0: a round always leaves one or the other.
-        (None, None) => lay_out(packer.select(ranked, code_budget)),
+        (None, None) => lay_out(packer.select_with(ranked, code_budget, &short_paths)),
     }
 }
 

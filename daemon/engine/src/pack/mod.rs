@@ -131,7 +131,7 @@ struct Ctx<'a> {
     lines: &'a LineIndex,
     /// Files an earlier block gave in full: later headings call them by their short path.
     introduced: HashSet<u32>,
-    short_paths: HashMap<&'a str, String>,
+    short_paths: &'a HashMap<&'a str, String>,
 }
 
 impl Ctx<'_> {
@@ -390,14 +390,43 @@ pub struct Packer<'a> {
     pub tuning: &'a Tuning,
 }
 
-impl Packer<'_> {
+impl<'a> Packer<'a> {
     /// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides).
     pub fn select(&self, ranked: &[Ranked], budget: usize) -> Selection {
-        select(self, ranked, budget)
+        select(self, ranked, budget, &self.short_paths(ranked))
+    }
+
+    /// [`Packer::select`] with the short paths computed once (by [`Packer::short_paths`]) for
+    /// the rounds of one answer.
+    pub fn select_with(
+        &self,
+        ranked: &[Ranked],
+        budget: usize,
+        short_paths: &HashMap<&'a str, String>,
+    ) -> Selection {
+        select(self, ranked, budget, short_paths)
+    }
+
+    /// What later blocks call the files of `ranked`'s first nodes: blocks come from these
+    /// nodes and their files' headers.
+    pub fn short_paths(&self, ranked: &[Ranked]) -> HashMap<&'a str, String> {
+        let g = self.g;
+        block::short_paths(
+            g.files.iter().map(|f| f.path.as_str()),
+            ranked
+                .iter()
+                .take(MAX_CONSIDERED)
+                .map(|r| g.file_of(r.node).path.as_str()),
+        )
     }
 }
 
-fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
+fn select<'a>(
+    p: &Packer<'a>,
+    ranked: &[Ranked],
+    budget: usize,
+    short_paths: &HashMap<&'a str, String>,
+) -> Selection {
     let Packer {
         g,
         sources,
@@ -412,14 +441,7 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         enc,
         lines,
         introduced: HashSet::new(),
-        // Blocks come from these nodes (and their files' headers).
-        short_paths: block::short_paths(
-            g.files.iter().map(|f| f.path.as_str()),
-            ranked
-                .iter()
-                .take(MAX_CONSIDERED)
-                .map(|r| g.file_of(r.node).path.as_str()),
-        ),
+        short_paths,
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {
