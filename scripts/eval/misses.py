@@ -52,7 +52,7 @@ def main():
             print(f"skip {r['instance_id']}: no checkout (run run.py first)", file=sys.stderr)
             continue
         cmd = [args.fittokd, "query", "--json", "--explain", "3000", "--semantic", "off",
-               "--budget", str(args.budget), *args.extra.split(), str(repo), r["question"]]
+               "--budget", str(args.budget), *args.extra.split(), "--", str(repo), r["question"]]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             print(f"error {r['instance_id']}: {p.stderr.strip()[:200]}", file=sys.stderr)

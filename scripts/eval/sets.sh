@@ -36,7 +36,7 @@ cd "$eval_dir"
 for set in "dev:data/dev.jsonl:1500,4000,8000" "title:$titles:1500,4000" "hist:$root/bench/history-valid.jsonl:1500,4000"; do
   IFS=: read -r tag data budgets <<< "$set"
   env "$@" "$py" run.py --data "$data" --tools ours --run "$name-$tag" --budgets "$budgets" \
-    --ours-cmd "$bin query --semantic $semantic --budget {budget} {repo} \"\$(cat {question_file})\"" >/dev/null
+    --ours-cmd "$bin query --semantic $semantic --budget {budget} -- {repo} \"\$(cat {question_file})\"" >/dev/null
   report=$EVAL_WORK/reports/$name-$tag.md
   "$py" score.py --data "$data" --run "$name-$tag" > "$report"
   rows=$(tr ',' '\n' <<< "$budgets" | wc -l)

@@ -77,7 +77,8 @@ def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
         try:
             wt = worktree(Path(args.work), Path(args.mirrors), repo, inst["base_commit"])
             run = subprocess.run(
-                [args.fittokd, "query", "--semantic", "off", "--dump-features", str(wt), inst["question"]],
+                # `--`: a message may start with a dash ("--help and --version should…").
+                [args.fittokd, "query", "--semantic", "off", "--dump-features", "--", str(wt), inst["question"]],
                 env=env,
                 capture_output=True,
                 text=True,
