@@ -1,5 +1,6 @@
 //! One node's code block: `### path:start-end kind name`, then its lines (numbered at the first
-//! and every tenth, [`LINE_ANCHOR`]; an outline's lines each), fenced. The path is the file's
+//! and every tenth, [`LINE_ANCHOR`]; an outline's lines each: its own lines and each member's
+//! first lines, verbatim), fenced. The path is the file's
 //! own, or its [`short_paths`] form once an earlier block of the answer gave it in full.
 //! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
 
@@ -219,6 +220,39 @@ pub fn short_paths<'p>(
     out
 }
 
+/// A signature spans at most this many lines (`parse`'s signatures stop there).
+const HEADER_LINES: u32 = 4;
+
+/// How many of a member's first `lines` make up its `signature` (what `parse` took from the
+/// definition's start to its body: the lines trimmed, joined by spaces, a trailing `{`, `:` or
+/// `=` dropped), when they do. An outline shows those lines as they are in the file rather
+/// than the signature rebuilt from them: the reader sees the real source (a line to anchor an
+/// edit on), and a fix's hunks that touch a member's first line (a new parameter, a changed
+/// return type) are there to see.
+fn header_len(lines: &[String], signature: &str) -> Option<usize> {
+    if signature.is_empty() {
+        return None;
+    }
+    let mut joined = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(line);
+        // The body may open on the signature's last line (`def f(): return 1`).
+        if joined.trim_end_matches(['{', ':', ' ', '=']).trim_end() == signature
+            || joined.starts_with(signature)
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 /// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
 /// folded: [`comments`]), each member as one signature line.
 fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
@@ -231,11 +265,29 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
         if let Some(&&m) = next.peek() {
             let md = g.def(m);
             if md.start_line <= line {
-                out.push(OutlineLine {
-                    line: md.start_line,
-                    text: format!("{} …", md.signature),
-                    verbatim: false,
-                });
+                let first = lines_of(
+                    src,
+                    starts,
+                    md.start_line,
+                    (md.start_line + HEADER_LINES - 1).min(md.end_line),
+                );
+                match header_len(&first, &md.signature) {
+                    // The member's own first lines, as in the file.
+                    Some(n) => out.extend(first.into_iter().take(n).enumerate().filter_map(
+                        |(i, text)| {
+                            (!text.trim().is_empty()).then(|| OutlineLine {
+                                line: md.start_line + i as u32,
+                                text,
+                                verbatim: false,
+                            })
+                        },
+                    )),
+                    None => out.push(OutlineLine {
+                        line: md.start_line,
+                        text: format!("{} …", md.signature),
+                        verbatim: false,
+                    }),
+                }
                 line = line.max(md.end_line + 1);
                 next.next();
                 continue;
@@ -261,6 +313,49 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outline_shows_each_members_first_lines_as_they_are_in_the_file() {
+        let src = "public final class Cache<T> extends Base<T> {\n  private final int size;\n\n  @Override public T read(Reader in) throws IOException {\n    return null;\n  }\n\n  public static Cache<?> of(\n      int size, Object owner) {\n    return null;\n  }\n\n  void go(int a,\n          int b,\n          int c,\n          int d,\n          int e) {\n  }\n}\n";
+        let g = crate::testing::graph_of(&[("src/Cache.java", src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        let class = (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == "Cache" && g.def(n).kind == DefKind::Class)
+            .expect("parsed");
+        let starts = crate::lines::line_starts(src.as_bytes());
+        let text = render(&g, &sources, class, Mode::Skeleton, &starts, "src/Cache.java");
+        let lines: Vec<&str> = text.lines().collect();
+        // The class's own lines, and a one-line and a two-line member header, verbatim.
+        for want in [
+            "1\tpublic final class Cache<T> extends Base<T> {",
+            "2\t  private final int size;",
+            "4\t  @Override public T read(Reader in) throws IOException {",
+            "8\t  public static Cache<?> of(",
+            "9\t      int size, Object owner) {",
+        ] {
+            assert!(lines.contains(&want), "{want:?} in\n{text}");
+        }
+        // A header longer than a signature keeps: the signature, marked as cut.
+        assert!(
+            lines.iter().any(|l| l.starts_with("13\t") && l.ends_with(" …")),
+            "{text}"
+        );
+        assert!(!text.contains("return null"), "{text}");
+    }
+
+    #[test]
+    fn a_header_is_the_lines_that_make_up_the_signature() {
+        let lines = |ls: &[&str]| ls.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        assert_eq!(header_len(&lines(&["def f(x):", "    return x"]), "def f(x)"), Some(1));
+        assert_eq!(
+            header_len(&lines(&["def f(", "", "    x,", "):", "  pass"]), "def f( x, )"),
+            Some(4)
+        );
+        // The body opens on the signature's line.
+        assert_eq!(header_len(&lines(&["fn f() { 1 }"]), "fn f()"), Some(1));
+        assert_eq!(header_len(&lines(&["@decorator", "def g():"]), "def g()"), None);
+        assert_eq!(header_len(&lines(&["def f(x):"]), ""), None);
+    }
 
     #[test]
     fn a_short_path_is_the_shortest_tail_no_other_path_ends_with() {
