@@ -253,6 +253,30 @@ fn header_len(lines: &[String], signature: &str) -> Option<usize> {
     None
 }
 
+/// A definition's signature as its source writes it: its first line, trimmed, when that line
+/// alone makes up the signature (see [`header_len`]) and the definition starts it; else the
+/// signature `parse` rebuilt.
+pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> String {
+    let def = g.def(node);
+    let src = &sources[g.nodes[node as usize].file as usize];
+    let start = (def.start_byte as usize).min(src.len());
+    let line_start = src[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line_end = src[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(src.len(), |i| start + i);
+    let starts_line = src[line_start..start].iter().all(u8::is_ascii_whitespace);
+    let line = String::from_utf8_lossy(&src[line_start..line_end]);
+    if starts_line && header_len(&[line.to_string()], &def.signature) == Some(1) {
+        line.trim().to_string()
+    } else {
+        def.signature.clone()
+    }
+}
+
 /// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
 /// folded: [`comments`]), each member as one signature line.
 fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
@@ -323,7 +347,14 @@ mod tests {
             .find(|&n| g.def(n).name == "Cache" && g.def(n).kind == DefKind::Class)
             .expect("parsed");
         let starts = crate::lines::line_starts(src.as_bytes());
-        let text = render(&g, &sources, class, Mode::Skeleton, &starts, "src/Cache.java");
+        let text = render(
+            &g,
+            &sources,
+            class,
+            Mode::Skeleton,
+            &starts,
+            "src/Cache.java",
+        );
         let lines: Vec<&str> = text.lines().collect();
         // The class's own lines, and a one-line and a two-line member header, verbatim.
         for want in [
@@ -337,23 +368,46 @@ mod tests {
         }
         // A header longer than a signature keeps: the signature, marked as cut.
         assert!(
-            lines.iter().any(|l| l.starts_with("13\t") && l.ends_with(" …")),
+            lines
+                .iter()
+                .any(|l| l.starts_with("13\t") && l.ends_with(" …")),
             "{text}"
         );
         assert!(!text.contains("return null"), "{text}");
+        // A referenced definition's signature: its line as written when that line holds it all.
+        let named = |name: &str| {
+            (0..g.nodes.len() as u32)
+                .find(|&n| g.def(n).name == name)
+                .expect("parsed")
+        };
+        assert_eq!(
+            written_signature(&g, &sources, named("read")),
+            "@Override public T read(Reader in) throws IOException {"
+        );
+        let of = named("of");
+        assert_eq!(written_signature(&g, &sources, of), g.def(of).signature);
     }
 
     #[test]
     fn a_header_is_the_lines_that_make_up_the_signature() {
         let lines = |ls: &[&str]| ls.iter().map(|l| l.to_string()).collect::<Vec<_>>();
-        assert_eq!(header_len(&lines(&["def f(x):", "    return x"]), "def f(x)"), Some(1));
         assert_eq!(
-            header_len(&lines(&["def f(", "", "    x,", "):", "  pass"]), "def f( x, )"),
+            header_len(&lines(&["def f(x):", "    return x"]), "def f(x)"),
+            Some(1)
+        );
+        assert_eq!(
+            header_len(
+                &lines(&["def f(", "", "    x,", "):", "  pass"]),
+                "def f( x, )"
+            ),
             Some(4)
         );
         // The body opens on the signature's line.
         assert_eq!(header_len(&lines(&["fn f() { 1 }"]), "fn f()"), Some(1));
-        assert_eq!(header_len(&lines(&["@decorator", "def g():"]), "def g()"), None);
+        assert_eq!(
+            header_len(&lines(&["@decorator", "def g():"]), "def g()"),
+            None
+        );
         assert_eq!(header_len(&lines(&["def f(x):"]), ""), None);
     }
 

@@ -70,6 +70,8 @@ pub struct RefSig {
     pub id: String,
     pub path: String,
     pub line: u32,
+    /// The definition's first source line when it holds the whole signature (see
+    /// [`crate::pack::block::written_signature`]), else the signature as parsing rebuilt it.
     pub signature: String,
 }
 
@@ -180,7 +182,7 @@ fn render_map(map: &[MapEntry]) -> String {
 }
 
 /// Definitions the shown code calls or names that are not shown themselves.
-pub fn referenced(g: &Graph, blocks: &[Block], max: usize) -> Vec<RefSig> {
+pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) -> Vec<RefSig> {
     let shown: HashSet<u32> = blocks.iter().map(|b| b.node).collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -200,7 +202,7 @@ pub fn referenced(g: &Graph, blocks: &[Block], max: usize) -> Vec<RefSig> {
                 id: node_id(g, t),
                 path: g.file_of(t).path.clone(),
                 line: def.start_line,
-                signature: def.signature.clone(),
+                signature: crate::pack::block::written_signature(g, sources, t),
             });
         }
     }
@@ -315,7 +317,7 @@ pub fn answer(input: RenderInput) -> Answer {
         }
     };
     let mut map = map_entries(g, ranked, frame(MAP_FILES));
-    let mut refs = referenced(g, &blocks, frame(MAX_REFERENCED));
+    let mut refs = referenced(g, sources, &blocks, frame(MAX_REFERENCED));
     let mut pointers: Vec<Pointer> = selection
         .pointers
         .iter()
