@@ -389,6 +389,28 @@ mod tests {
     }
 
     #[test]
+    fn a_member_on_another_members_line_keeps_its_signature() {
+        let src = "class Pair {\n  int a() { return 1; } int b() { return 2; }\n}\n";
+        let g = crate::testing::graph_of(&[("src/Pair.java", src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        let class = (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == "Pair" && g.def(n).kind == DefKind::Class)
+            .expect("parsed");
+        let starts = crate::lines::line_starts(src.as_bytes());
+        let text = render(
+            &g,
+            &sources,
+            class,
+            Mode::Skeleton,
+            &starts,
+            "src/Pair.java",
+        );
+        // The line is shown once, as the first member's; the second is its signature.
+        assert_eq!(text.matches("int a()").count(), 1, "{text}");
+        assert!(text.contains("2\tint b() …"), "{text}");
+    }
+
+    #[test]
     fn a_header_is_the_lines_that_make_up_the_signature() {
         let lines = |ls: &[&str]| ls.iter().map(|l| l.to_string()).collect::<Vec<_>>();
         assert_eq!(
