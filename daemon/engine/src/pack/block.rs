@@ -134,13 +134,18 @@ pub fn render(
             }
         }
         Mode::Window(a, b) => {
-            let a = a.max(def.start_line + 1);
-            push_numbered(
-                &mut out,
+            // The signature's lines as written (one when it spans more than a few), so the
+            // excerpt says what it is an excerpt of.
+            let first = lines_of(
+                src,
+                starts,
                 def.start_line,
-                &lines_of(src, starts, def.start_line, def.start_line),
+                (def.start_line + HEADER_LINES - 1).min(def.end_line),
             );
-            if a > def.start_line + 1 {
+            let header = header_len(&first, &def.signature).unwrap_or(1).max(1);
+            let a = a.max(def.start_line + header as u32);
+            push_numbered(&mut out, def.start_line, &first[..header.min(first.len())]);
+            if a > def.start_line + header as u32 {
                 out.push_str("⋮\n");
             }
             let b = b.min(def.end_line);
@@ -386,6 +391,39 @@ mod tests {
         );
         let of = named("of");
         assert_eq!(written_signature(&g, &sources, of), g.def(of).signature);
+    }
+
+    #[test]
+    fn an_excerpt_starts_with_its_whole_signature() {
+        let body: String = (0..30).map(|i| format!("    x{i} = {i}\n")).collect();
+        let src = format!("def build(\n    name, size,\n):\n{body}    return name\n");
+        let g = crate::testing::graph_of(&[("pkg/build.py", &src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        let f = (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == "build")
+            .expect("parsed");
+        let starts = crate::lines::line_starts(src.as_bytes());
+        let text = render(
+            &g,
+            &sources,
+            f,
+            Mode::Window(20, 24),
+            &starts,
+            "pkg/build.py",
+        );
+        let code: Vec<&str> = text.lines().skip(2).take(6).collect();
+        assert_eq!(
+            code,
+            [
+                "1\tdef build(",
+                "    name, size,",
+                "):",
+                "⋮",
+                "20\t    x16 = 16",
+                "    x17 = 17"
+            ],
+            "{text}"
+        );
     }
 
     #[test]
