@@ -343,23 +343,33 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
 mod tests {
     use super::*;
 
+    /// One file's graph, sources and line starts.
+    fn fixture(path: &str, src: &str) -> (Graph, Sources, Vec<usize>) {
+        let g = crate::testing::graph_of(&[(path, src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        (g, sources, crate::lines::line_starts(src.as_bytes()))
+    }
+
+    /// The outline of the first node named `name` in a one-file repository.
+    fn outline_of(path: &str, src: &str, name: &str) -> (Graph, Sources, String) {
+        let (g, sources, starts) = fixture(path, src);
+        let node = named(&g, name);
+        let text = render(&g, &sources, node, Mode::Skeleton, &starts, path);
+        (g, sources, text)
+    }
+
+    /// The first node named `name` (a class before its constructor: definitions in order).
+    fn named(g: &Graph, name: &str) -> u32 {
+        (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == name)
+            .expect("parsed")
+    }
+
     #[test]
     fn an_outline_shows_each_members_first_lines_as_they_are_in_the_file() {
         let src = "public final class Cache<T> extends Base<T> {\n  private final int size;\n\n  @Override public T read(Reader in) throws IOException {\n    return null;\n  }\n\n  public static Cache<?> of(\n      int size, Object owner) {\n    return null;\n  }\n\n  void go(int a,\n          int b,\n          int c,\n          int d,\n          int e) {\n  }\n}\n";
-        let g = crate::testing::graph_of(&[("src/Cache.java", src)]);
-        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
-        let class = (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == "Cache" && g.def(n).kind == DefKind::Class)
-            .expect("parsed");
-        let starts = crate::lines::line_starts(src.as_bytes());
-        let text = render(
-            &g,
-            &sources,
-            class,
-            Mode::Skeleton,
-            &starts,
-            "src/Cache.java",
-        );
+        let (g, sources, text) = outline_of("src/Cache.java", src, "Cache");
+        assert_eq!(g.def(named(&g, "Cache")).kind, DefKind::Class);
         let lines: Vec<&str> = text.lines().collect();
         // The class's own lines, and a one-line and a two-line member header, verbatim.
         for want in [
@@ -380,16 +390,11 @@ mod tests {
         );
         assert!(!text.contains("return null"), "{text}");
         // A referenced definition's signature: its line as written when that line holds it all.
-        let named = |name: &str| {
-            (0..g.nodes.len() as u32)
-                .find(|&n| g.def(n).name == name)
-                .expect("parsed")
-        };
         assert_eq!(
-            written_signature(&g, &sources, named("read")),
+            written_signature(&g, &sources, named(&g, "read")),
             "@Override public T read(Reader in) throws IOException {"
         );
-        let of = named("of");
+        let of = named(&g, "of");
         assert_eq!(written_signature(&g, &sources, of), g.def(of).signature);
     }
 
@@ -397,12 +402,8 @@ mod tests {
     fn an_excerpt_starts_with_its_whole_signature() {
         let body: String = (0..30).map(|i| format!("    x{i} = {i}\n")).collect();
         let src = format!("def build(\n    name, size,\n):\n{body}    return name\n");
-        let g = crate::testing::graph_of(&[("pkg/build.py", &src)]);
-        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
-        let f = (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == "build")
-            .expect("parsed");
-        let starts = crate::lines::line_starts(src.as_bytes());
+        let (g, sources, starts) = fixture("pkg/build.py", &src);
+        let f = named(&g, "build");
         let text = render(
             &g,
             &sources,
@@ -429,20 +430,7 @@ mod tests {
     #[test]
     fn a_member_on_another_members_line_keeps_its_signature() {
         let src = "class Pair {\n  int a() { return 1; } int b() { return 2; }\n}\n";
-        let g = crate::testing::graph_of(&[("src/Pair.java", src)]);
-        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
-        let class = (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == "Pair" && g.def(n).kind == DefKind::Class)
-            .expect("parsed");
-        let starts = crate::lines::line_starts(src.as_bytes());
-        let text = render(
-            &g,
-            &sources,
-            class,
-            Mode::Skeleton,
-            &starts,
-            "src/Pair.java",
-        );
+        let (_, _, text) = outline_of("src/Pair.java", src, "Pair");
         // The line is shown once, as the first member's; the second is its signature.
         assert_eq!(text.matches("int a()").count(), 1, "{text}");
         assert!(text.contains("2\tint b() …"), "{text}");
