@@ -46,12 +46,8 @@ fn file_named(g: &Graph, path: &str) -> Option<u32> {
         return Some(file);
     }
     let tail = path.strip_prefix("…/")?;
-    let mut matches = (0..g.files.len() as u32).filter(|&f| {
-        g.files[f as usize]
-            .path
-            .strip_suffix(tail)
-            .is_some_and(|head| head.ends_with('/'))
-    });
+    let mut matches = (0..g.files.len() as u32)
+        .filter(|&f| crate::pack::block::has_tail(&g.files[f as usize].path, tail));
     let file = matches.next()?;
     matches.next().is_none().then_some(file)
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::index::Sources;
 use crate::lines::lines_of;
 use crate::link::Graph;
-use crate::model::{DefKind, Lang};
+use crate::model::{DefKind, Definition, Lang};
 
 use super::comments::{self, OutlineLine};
 
@@ -136,16 +136,12 @@ pub fn render(
         Mode::Window(a, b) => {
             // The signature's lines as written (one when it spans more than a few), so the
             // excerpt says what it is an excerpt of.
-            let first = lines_of(
-                src,
-                starts,
-                def.start_line,
-                (def.start_line + HEADER_LINES - 1).min(def.end_line),
-            );
-            let header = header_len(&first, &def.signature).unwrap_or(1).max(1);
-            let a = a.max(def.start_line + header as u32);
-            push_numbered(&mut out, def.start_line, &first[..header.min(first.len())]);
-            if a > def.start_line + header as u32 {
+            let header = written_header(src, starts, def)
+                .unwrap_or_else(|| lines_of(src, starts, def.start_line, def.start_line));
+            let body = def.start_line + (header.len() as u32).max(1);
+            let a = a.max(body);
+            push_numbered(&mut out, def.start_line, &header);
+            if a > body {
                 out.push_str("⋮\n");
             }
             let b = b.min(def.end_line);
@@ -202,16 +198,7 @@ pub fn short_paths<'p>(
     let mut out = HashMap::new();
     for same_name in namesakes.values() {
         for &p in same_name.iter().filter(|p| wanted.contains(*p)) {
-            let unique = |tail: &str| {
-                same_name
-                    .iter()
-                    .filter(|q| {
-                        q.strip_suffix(tail)
-                            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
-                    })
-                    .count()
-                    == 1
-            };
+            let unique = |tail: &str| same_name.iter().filter(|q| has_tail(q, tail)).count() == 1;
             // From the right, the first unique tail is the shortest.
             let short = p
                 .rmatch_indices('/')
@@ -249,13 +236,32 @@ fn header_len(lines: &[String], signature: &str) -> Option<usize> {
         }
         joined.push_str(line);
         // The body may open on the signature's last line (`def f(): return 1`).
-        if joined.trim_end_matches(['{', ':', ' ', '=']).trim_end() == signature
-            || joined.starts_with(signature)
-        {
+        // Starting with the signature covers it ending there too (`def f(x):`).
+        if joined.starts_with(signature) {
             return Some(i + 1);
         }
     }
     None
+}
+
+/// The lines that make up `def`'s signature as its source writes them (see [`header_len`]),
+/// when its first few lines do.
+fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Vec<String>> {
+    let mut first = lines_of(
+        src,
+        starts,
+        def.start_line,
+        (def.start_line + HEADER_LINES - 1).min(def.end_line),
+    );
+    first.truncate(header_len(&first, &def.signature)?);
+    Some(first)
+}
+
+/// Whether `path` ends with `tail` at a component boundary (`a/b.rs` ends with `b.rs`, not
+/// with `.rs`).
+pub fn has_tail(path: &str, tail: &str) -> bool {
+    path.strip_suffix(tail)
+        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// A definition's signature as its source writes it: its first line, trimmed, when that line
@@ -294,23 +300,17 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
         if let Some(&&m) = next.peek() {
             let md = g.def(m);
             if md.start_line <= line {
-                let first = lines_of(
-                    src,
-                    starts,
-                    md.start_line,
-                    (md.start_line + HEADER_LINES - 1).min(md.end_line),
-                );
-                match header_len(&first, &md.signature) {
+                match written_header(src, starts, md) {
                     // The member's own first lines, as in the file.
-                    Some(n) => out.extend(first.into_iter().take(n).enumerate().filter_map(
-                        |(i, text)| {
+                    Some(header) => {
+                        out.extend(header.into_iter().enumerate().filter_map(|(i, text)| {
                             (!text.trim().is_empty()).then(|| OutlineLine {
                                 line: md.start_line + i as u32,
                                 text,
                                 verbatim: false,
                             })
-                        },
-                    )),
+                        }))
+                    }
                     None => out.push(OutlineLine {
                         line: md.start_line,
                         text: format!("{} …", md.signature),

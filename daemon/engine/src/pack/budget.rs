@@ -54,7 +54,7 @@ pub fn fit_answer<A>(
     let mut best: Option<(A, usize)> = None;
     let mut over: Option<A> = None;
     for _ in 0..ROUNDS {
-        let a = lay_out(packer.select_with(ranked, code_budget, &short_paths));
+        let a = lay_out(packer.select(ranked, code_budget, &short_paths));
         if budget == 0 {
             return a;
         }
@@ -78,7 +78,7 @@ pub fn fit_answer<A>(
         (Some((a, _)), _) => a,
         (None, Some(a)) => a,
         // ROUNDS > 0: a round always leaves one or the other.
-        (None, None) => lay_out(packer.select_with(ranked, code_budget, &short_paths)),
+        (None, None) => lay_out(packer.select(ranked, code_budget, &short_paths)),
     }
 }
 

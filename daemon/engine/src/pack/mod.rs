@@ -391,14 +391,9 @@ pub struct Packer<'a> {
 }
 
 impl<'a> Packer<'a> {
-    /// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides).
-    pub fn select(&self, ranked: &[Ranked], budget: usize) -> Selection {
-        select(self, ranked, budget, &self.short_paths(ranked))
-    }
-
-    /// [`Packer::select`] with the short paths computed once (by [`Packer::short_paths`]) for
-    /// the rounds of one answer.
-    pub fn select_with(
+    /// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides);
+    /// `short_paths` ([`Packer::short_paths`]) are computed once for the rounds of one answer.
+    pub fn select(
         &self,
         ranked: &[Ranked],
         budget: usize,
