@@ -8,7 +8,9 @@ Steps (each resumable):
            per repository, moved from commit to commit, so the parse cache re-parses only
            changed files), run `fittokd query --dump-features`, and label each candidate:
            relevant when its own lines (its range minus its members') hold a line the fix
-           changed. Rows are cached per instance under <work>/features/.
+           changed or, for a pure addition, at least half of the lines above it that the
+           benchmark judges the addition by (`gold_lines`). Rows, with each candidate's range,
+           are cached per instance under <work>/features/.
   fit      LightGBM LambdaRank on the training repositories, early-stopped on the validation
            repositories (whole repositories held out); Platt-calibrated on validation so a
            score is a probability of relevance; exported as flat trees.
@@ -27,6 +29,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mine import eligible, norm  # noqa: E402  (the benchmark's line rules, shared)
 
 
 def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
@@ -44,24 +49,43 @@ def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
     return wt
 
 
-def gold_lines(inst: dict) -> dict[str, list[list[int]]]:
-    """Per file, the changed original lines of each hunk (a pure addition: the lines around
-    its insertion point)."""
-    out: dict[str, list[list[int]]] = {}
+def gold_lines(inst: dict, root: Path | None = None) -> dict[str, list[tuple[list[int], int]]]:
+    """Per file, each hunk's lines with how many of them a node must hold to count.
+
+    A changed hunk: its changed original lines, any one of them. A pure addition is judged by
+    the benchmark on its evidence, the nearest eligible lines above the insertion point
+    (`mine.py`'s rule), of which half must show: a node holds it when it holds that many of
+    them. New code after a function is told by that function's last lines, so the function is
+    what an answer must show, not the blank line between it and the next one (the file's own
+    line, which no block shows). Without the file (`root` None): the insertion point and the
+    line after it, any one."""
+    out: dict[str, list[tuple[list[int], int]]] = {}
     for f in inst["gold_files"]:
+        text = None
+        if root is not None:
+            try:
+                text = (root / f["path"]).read_text(errors="replace").split("\n")
+            except OSError:
+                text = None
         for h in f["hunks"]:
             a, b = h["changed_range"]
-            lines = list(range(a, b + 1)) if h["kind"] != "add" else [a, a + 1]
-            out.setdefault(f["path"], []).append(lines)
+            if h["kind"] != "add":
+                hunk = (list(range(a, b + 1)), 1)
+            elif text is None:
+                hunk = ([a, a + 1], 1)
+            else:
+                at = [j for j in range(min(a, len(text)), 0, -1) if eligible(norm(text[j - 1]))][:3]
+                hunk = (at, (len(at) + 1) // 2) if at else ([a, a + 1], 1)
+            out.setdefault(f["path"], []).append(hunk)
     return out
 
 
-def label(cand: dict, gold: dict[str, list[list[int]]]) -> int:
+def label(cand: dict, gold: dict[str, list[tuple[list[int], int]]]) -> int:
     hunks = gold.get(cand["path"])
     if not hunks:
         return 0
     own = lambda l: cand["start"] <= l <= cand["end"] and not any(a <= l <= b for a, b in cand["members"])  # noqa: E731
-    return int(any(any(own(l) for l in h) for h in hunks))
+    return int(any(sum(map(own, lines)) >= need for lines, need in hunks))
 
 
 def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
@@ -91,7 +115,7 @@ def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
             print(f"{inst['instance_id']}: {run.stderr.strip()[:200]}", file=sys.stderr)
             continue
         dump = json.loads(run.stdout)
-        gold = gold_lines(inst)
+        gold = gold_lines(inst, wt)
         rows = {
             "instance_id": inst["instance_id"],
             "repo": repo,
@@ -100,6 +124,8 @@ def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
             "features": dump["features"],
             "x": [c["x"] for c in dump["candidates"]],
             "y": [label(c, gold) for c in dump["candidates"]],
+            # What the labels were read from, so that a change of labelling needs no new run.
+            "candidates": [{k: c[k] for k in ("path", "start", "end", "members", "kind")} for c in dump["candidates"]],
         }
         tmp = dest.with_suffix(".tmp")
         tmp.write_text(json.dumps(rows))
