@@ -8,9 +8,10 @@ Steps (each resumable):
            per repository, moved from commit to commit, so the parse cache re-parses only
            changed files), run `fittokd query --dump-features`, and label each candidate:
            relevant when its own lines (its range minus its members') hold a line the fix
-           changed or, for a pure addition, at least half of the lines above it that the
-           benchmark judges the addition by (`gold_lines`). Rows, with each candidate's range,
+           changed or, for a pure addition, half of the lines above it that the benchmark
+           judges the addition by (`gold_lines`). Rows, with each candidate's range,
            are cached per instance under <work>/features/.
+  relabel  labels the cached rows anew from their candidates (after a change of the rule).
   fit      LightGBM LambdaRank on the training repositories, early-stopped on the validation
            repositories (whole repositories held out); Platt-calibrated on validation so a
            score is a probability of relevance; exported as flat trees.
@@ -49,35 +50,50 @@ def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
     return wt
 
 
-def gold_lines(inst: dict, root: Path | None = None) -> dict[str, list[tuple[list[int], int]]]:
+def gold_lines(inst: dict, read=lambda path: None) -> dict[str, list[tuple[list[int], int]]]:
     """Per file, each hunk's lines with how many of them a node must hold to count.
 
     A changed hunk: its changed original lines, any one of them. A pure addition is judged by
-    the benchmark on its evidence, the nearest eligible lines above the insertion point
-    (`mine.py`'s rule), of which half must show: a node holds it when it holds that many of
-    them. New code after a function is told by that function's last lines, so the function is
-    what an answer must show, not the blank line between it and the next one (the file's own
-    line, which no block shows). Without the file (`root` None): the insertion point and the
-    line after it, any one."""
+    the benchmark on the nearest eligible lines above the insertion point (`mine.py`'s rule),
+    of which half must show, and so it is here: new code after a function is told
+    by that function's last lines, so the function is what an answer must show, not the blank
+    line between it and the next one (the file's own line, which no block shows). `read(path)`
+    gives the file's lines at the parent commit, or None; without them an addition falls back
+    to its insertion point and the line after it, any one."""
     out: dict[str, list[tuple[list[int], int]]] = {}
     for f in inst["gold_files"]:
         text = None
-        if root is not None:
-            try:
-                text = (root / f["path"]).read_text(errors="replace").split("\n")
-            except OSError:
-                text = None
         for h in f["hunks"]:
             a, b = h["changed_range"]
             if h["kind"] != "add":
+                # Any changed line: half of the eligible deleted ones (the scorer's rule) took
+                # 273 labels of 7,566 and lost 3 dev title hunks at 1500 and 2 at 4000
+                # (`bench/results/dev.md`, session 24).
                 hunk = (list(range(a, b + 1)), 1)
-            elif text is None:
-                hunk = ([a, a + 1], 1)
             else:
-                at = [j for j in range(min(a, len(text)), 0, -1) if eligible(norm(text[j - 1]))][:3]
+                text = read(f["path"]) if text is None else text
+                at = [j for j in range(min(a, len(text or [])), 0, -1) if eligible(norm(text[j - 1]))][:3]
                 hunk = (at, (len(at) + 1) // 2) if at else ([a, a + 1], 1)
             out.setdefault(f["path"], []).append(hunk)
     return out
+
+
+def reader_in(root: Path):
+    def read(path: str) -> list[str] | None:
+        try:
+            return (root / path).read_text(errors="replace").split("\n")
+        except OSError:
+            return None
+
+    return read
+
+
+def reader_at(gitdir: Path, commit: str):
+    def read(path: str) -> list[str] | None:
+        run = subprocess.run(["git", f"--git-dir={gitdir}", "show", f"{commit}:{path}"], capture_output=True)
+        return run.stdout.decode(errors="replace").split("\n") if run.returncode == 0 else None
+
+    return read
 
 
 def label(cand: dict, gold: dict[str, list[tuple[list[int], int]]]) -> int:
@@ -115,7 +131,7 @@ def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
             print(f"{inst['instance_id']}: {run.stderr.strip()[:200]}", file=sys.stderr)
             continue
         dump = json.loads(run.stdout)
-        gold = gold_lines(inst, wt)
+        gold = gold_lines(inst, reader_in(wt))
         rows = {
             "instance_id": inst["instance_id"],
             "repo": repo,
@@ -154,6 +170,34 @@ def extract(args) -> None:
 # within a typical answer: a 300-line function that holds the fix is mostly cut to a window,
 # which may miss it. Graded labels: 2 for a relevant node of at most SMALL lines, 1 above.
 SMALL_LINES = 60
+
+
+def relabel(args) -> None:
+    """Labels every cached row anew from its stored candidates (after a change of `gold_lines`
+    or `label`), reading files from the mirrors: no query is run again."""
+    insts = {}
+    for name in ("train", "valid"):
+        for line in open(Path(args.mined) / f"{name}.jsonl"):
+            inst = json.loads(line)
+            insts[inst["instance_id"]] = inst
+    changed = total = 0
+    for p in sorted((Path(args.work) / "features").glob("*.json")):
+        rows = json.loads(p.read_text())
+        inst = insts.get(rows["instance_id"])
+        if inst is None or "candidates" not in rows:
+            print(f"{p.name}: no instance or no candidates kept; extract it again", file=sys.stderr)
+            continue
+        gitdir = Path(args.mirrors) / inst["repo"].replace("/", "+") / "repo"
+        gold = gold_lines(inst, reader_at(gitdir, inst["base_commit"]))
+        y = [label(c, gold) for c in rows["candidates"]]
+        total += 1
+        if y != rows["y"]:
+            changed += 1
+            rows["y"] = y
+            tmp = p.with_suffix(".tmp")
+            tmp.write_text(json.dumps(rows))
+            tmp.replace(p)
+    print(f"relabelled {total} instances, {changed} changed", file=sys.stderr)
 
 
 def load(work: Path):
@@ -345,7 +389,7 @@ def _eval(t: dict, x) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["extract", "fit"])
+    ap.add_argument("step", choices=["extract", "relabel", "fit"])
     ap.add_argument("--mined", default="/tmp/fittok-train/mined")
     ap.add_argument("--work", default="/tmp/fittok-train")
     ap.add_argument("--mirrors", default=os.environ.get("EVAL_MIRRORS", "/work/.mirror"))
@@ -355,7 +399,7 @@ def main() -> int:
     ap.add_argument("--long-weight", type=int, default=1, help="times a long question counts in training")
     ap.add_argument("--out", default=str(ROOT / "daemon/engine/assets/ranker.json"))
     args = ap.parse_args()
-    {"extract": extract, "fit": fit}[args.step](args)
+    {"extract": extract, "relabel": relabel, "fit": fit}[args.step](args)
     return 0
 
 
