@@ -304,7 +304,7 @@ def fit(args) -> None:
         "bagging_freq": 1,
         "lambdarank_truncation_level": 30,
         "verbose": -1,
-        "seed": 7,
+        "seed": args.seed,
         "num_threads": 2,
     }
     dtr = lgb.Dataset(xtr, ytr, group=gtr, feature_name=names)
@@ -396,6 +396,7 @@ def main() -> int:
     ap.add_argument("--fittokd", default=str(ROOT / "target/release/fittokd"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=600)
+    ap.add_argument("--seed", type=int, default=7, help="LightGBM's seed (bagging and feature sampling)")
     ap.add_argument("--long-weight", type=int, default=1, help="times a long question counts in training")
     ap.add_argument("--out", default=str(ROOT / "daemon/engine/assets/ranker.json"))
     args = ap.parse_args()
