@@ -243,15 +243,17 @@ def f32_at_most(t: float) -> float:
     return float(t32)
 
 
-def export(booster, names: list[str], calibration: tuple[float, float], meta: dict) -> dict:
-    dump = booster.dump_model()
+def export(boosters, names: list[str], calibration: tuple[float, float], meta: dict) -> dict:
+    """The boosters' trees as flat arrays; several boosters are averaged (leaves divided by
+    their count), so the daemon's sum over all trees is their mean."""
     trees = []
-    for t in dump["tree_info"]:
+    scale = 1.0 / len(boosters)
+    for t in (t for b in boosters for t in b.dump_model()["tree_info"]):
         feature, threshold, left, right, leaf = [], [], [], [], []
 
         def walk(node) -> int:
             if "leaf_index" in node or "split_index" not in node:
-                leaf.append(float(node.get("leaf_value", 0.0)))
+                leaf.append(float(node.get("leaf_value", 0.0)) * scale)
                 return ~(len(leaf) - 1)
             assert node["decision_type"] == "<=", node["decision_type"]
             i = len(feature)
@@ -309,17 +311,28 @@ def fit(args) -> None:
     }
     dtr = lgb.Dataset(xtr, ytr, group=gtr, feature_name=names)
     dva = lgb.Dataset(xva, yva, group=gva, reference=dtr)
-    booster = lgb.train(
-        params,
-        dtr,
-        num_boost_round=args.rounds,
-        valid_sets=[dva],
-        callbacks=[lgb.early_stopping(40, verbose=False)],
-    )
-    print(f"best iteration {booster.best_iteration}", file=sys.stderr)
-    booster.free_dataset()
+    # `--bag N`: N fits differing only in their seed, averaged. One fit's seed moves end-to-end
+    # figures by up to 2 points (`bench/results/dev.md`, session 24); the mean of several
+    # varies less.
+    boosters = []
+    for k in range(args.bag):
+        b = lgb.train(
+            dict(params, seed=args.seed + k),
+            dtr,
+            num_boost_round=args.rounds,
+            valid_sets=[dva],
+            callbacks=[lgb.early_stopping(40, verbose=False)],
+        )
+        print(f"seed {args.seed + k}: best iteration {b.best_iteration}", file=sys.stderr)
+        boosters.append(b)
+    for b in boosters:
+        b.free_dataset()
+
+    def predict(x):
+        return sum(b.predict(x, num_iteration=b.best_iteration) for b in boosters) / len(boosters)
+
     # Platt scaling on the validation repositories: probability of relevance from raw score.
-    raw_va = booster.predict(xva, num_iteration=booster.best_iteration)
+    raw_va = predict(xva)
     rel_va = (yva > 0).astype(np.float64)
     a, b = 1.0, 0.0
     for _ in range(300):  # Newton steps on the logistic log-likelihood
@@ -350,20 +363,21 @@ def fit(args) -> None:
         }
         for key in (f"recall@{k}", f"long_recall@{k}"):
             print(f"valid {key}: fusion {report[key]['fusion']} learned {report[key]['learned']}", file=sys.stderr)
-    imp = sorted(zip(names, booster.feature_importance("gain")), key=lambda t: -t[1])
+    imp = sorted(zip(names, sum(b.feature_importance("gain") for b in boosters)), key=lambda t: -t[1])
     print("top features by gain: " + ", ".join(f"{n} {g:.0f}" for n, g in imp[:12]), file=sys.stderr)
     meta = {
         "trained_on": sorted({i[0].rsplit("-", 1)[0] for i in tr}),
         "validated_on": sorted({i[0].rsplit("-", 1)[0] for i in va}),
         "instances": {"train": len(tr), "valid": len(va)},
-        "best_iteration": booster.best_iteration,
+        "best_iteration": [b.best_iteration for b in boosters],
+        "seeds": [args.seed + k for k in range(args.bag)],
         "valid": report,
     }
-    model = export(booster, names, (float(a), float(b)), meta)
+    model = export(boosters, names, (float(a), float(b)), meta)
     # The exported trees must score exactly as LightGBM does.
     check = xva[: min(2000, len(xva))]
     ours = np.array([sum(_eval(t, x) for t in model["trees"]) for x in check])
-    theirs = booster.predict(check, num_iteration=booster.best_iteration)
+    theirs = predict(check)
     assert np.allclose(ours, theirs, atol=1e-4), float(np.abs(ours - theirs).max())
     out = Path(args.out)
     tmp = out.with_suffix(".tmp")
@@ -397,6 +411,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=600)
     ap.add_argument("--seed", type=int, default=7, help="LightGBM's seed (bagging and feature sampling)")
+    ap.add_argument("--bag", type=int, default=1, help="fits averaged, seeds --seed, --seed + 1, …")
     ap.add_argument("--long-weight", type=int, default=1, help="times a long question counts in training")
     ap.add_argument("--out", default=str(ROOT / "daemon/engine/assets/ranker.json"))
     args = ap.parse_args()
