@@ -24,6 +24,18 @@ import sys
 from pathlib import Path
 
 EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
+from mine import eligible, norm  # noqa: E402  (the benchmark's line rules)
+
+
+def evidence_above(path: Path, line: int) -> list[int]:
+    """The numbers of the nearest eligible lines at or above `line` (at most 3), as the
+    benchmark's scorer and `mine.py` pick a pure addition's evidence."""
+    try:
+        text = path.read_text(errors="replace").split("\n")
+    except OSError:
+        return []
+    return [j for j in range(min(line, len(text)), 0, -1) if eligible(norm(text[j - 1]))][:3]
 
 
 def main():
@@ -64,11 +76,20 @@ def main():
             shown = [n for n in a["nodes"] if n["path"] == f["path"]]
             for h, hit in zip(f["hunks"], fs["hits"]):
                 lo, hi = json.loads(h["changed_range"]) if isinstance(h["changed_range"], str) else h["changed_range"]
+                # A pure addition is judged by the eligible lines above it: its holder is the
+                # node that holds half of them (`train.py`'s labels), usually the definition
+                # the new code follows.
+                above = evidence_above(repo / f["path"], lo) if h["kind"] == "add" else []
                 best = None
                 for i, n in enumerate(ranking):
                     # A file holds every hunk of it: its outline is not a holder.
-                    if n["path"] == f["path"] and n["start_line"] <= lo and hi <= n["end_line"] + 1 \
-                            and n["id"] != f["path"]:
+                    if n["path"] != f["path"] or n["id"] == f["path"]:
+                        continue
+                    if above:
+                        holds = 2 * sum(n["start_line"] <= x <= n["end_line"] for x in above) >= len(above)
+                    else:
+                        holds = n["start_line"] <= lo and hi <= n["end_line"] + 1
+                    if holds:
                         best = (i + 1, n, n["end_line"] - n["start_line"])
                         break
                 if hit:
