@@ -56,10 +56,39 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+const RUN_CACHE_PREFIX: &str = "fittok-e2e-run-cache-";
+
+/// Removes the run caches of test processes that have ended: each test binary keeps one for
+/// its lifetime (its `run` calls share an index) and cannot remove it at exit. Where there is
+/// no `/proc` to tell a live process from an ended one, nothing is removed.
+fn sweep_run_caches() {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RUN_CACHE_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// Runs a binary in process, hermetic: a private cache directory, and no model (lexical and
 /// graph signals only), whatever the user's default cache holds.
 pub fn run(name: &str, args: &[&str]) -> Output {
-    let cache = std::env::temp_dir().join(format!("fittok-e2e-run-cache-{}", std::process::id()));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_run_caches);
+    let cache = std::env::temp_dir().join(format!("{RUN_CACHE_PREFIX}{}", std::process::id()));
     Command::new(bin(name))
         .args(args)
         .env("FITTOK_CACHE_DIR", &cache)
