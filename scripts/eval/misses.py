@@ -25,17 +25,14 @@ from pathlib import Path
 
 EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
-from mine import eligible, norm  # noqa: E402  (the benchmark's line rules)
+from mine import evidence_above  # noqa: E402  (the benchmark's evidence rule)
 
 
-def evidence_above(path: Path, line: int) -> list[int]:
-    """The numbers of the nearest eligible lines at or above `line` (at most 3), as the
-    benchmark's scorer and `mine.py` pick a pure addition's evidence."""
+def lines_in(path: Path) -> list[str]:
     try:
-        text = path.read_text(errors="replace").split("\n")
+        return path.read_text(errors="replace").split("\n")
     except OSError:
         return []
-    return [j for j in range(min(line, len(text)), 0, -1) if eligible(norm(text[j - 1]))][:3]
 
 
 def main():
@@ -79,7 +76,7 @@ def main():
                 # A pure addition is judged by the eligible lines above it: its holder is the
                 # node that holds half of them (`train.py`'s labels), usually the definition
                 # the new code follows.
-                above = evidence_above(repo / f["path"], lo) if h["kind"] == "add" else []
+                above = evidence_above(lines_in(repo / f["path"]), lo) if h["kind"] == "add" else []
                 best = None
                 for i, n in enumerate(ranking):
                     # A file holds every hunk of it: its outline is not a holder.

@@ -30,6 +30,7 @@ Only repositories listed in ../shared/eval/train-repos.txt may be named in the m
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -112,6 +113,13 @@ def eligible(line: str) -> bool:
     return len(line) >= 8 and re.search(r"[A-Za-z0-9]", line) is not None
 
 
+def evidence_above(lines: list[str], at: int) -> list[int]:
+    """The numbers of the nearest eligible lines at or above line `at` (1-based, nearest
+    first, at most 3): a pure addition's evidence, as the benchmark's scorer picks it."""
+    eligible_at = (j for j in range(min(at, len(lines)), 0, -1) if eligible(norm(lines[j - 1])))
+    return list(itertools.islice(eligible_at, 3))
+
+
 def question_of(message: str) -> str:
     lines = message.strip().splitlines()
     # Trailers are the last paragraph's `Key: value` lines.
@@ -146,13 +154,7 @@ def hunks_of(diff: str, parent_lines: list[str]) -> list[dict]:
         else:
             # A pure addition after line `old_start`: the nearest eligible lines above it.
             kind = "add"
-            evidence = []
-            j = old_start
-            while j >= 1 and len(evidence) < 3:
-                t = norm(parent_lines[j - 1]) if j - 1 < len(parent_lines) else ""
-                if eligible(t):
-                    evidence.insert(0, t)
-                j -= 1
+            evidence = [norm(parent_lines[j - 1]) for j in reversed(evidence_above(parent_lines, old_start))]
             changed = [old_start, old_start]
             how = "context_before"
         if not evidence:

@@ -32,7 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mine import eligible, norm  # noqa: E402  (the benchmark's line rules, shared)
+from mine import evidence_above  # noqa: E402  (the benchmark's evidence rule, shared)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes `path` whole or not at all (a stopped run leaves the old file or none)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
@@ -72,7 +79,7 @@ def gold_lines(inst: dict, read=lambda path: None) -> dict[str, list[tuple[list[
                 hunk = (list(range(a, b + 1)), 1)
             else:
                 text = read(f["path"]) if text is None else text
-                at = [j for j in range(min(a, len(text or [])), 0, -1) if eligible(norm(text[j - 1]))][:3]
+                at = evidence_above(text or [], a)
                 hunk = (at, (len(at) + 1) // 2) if at else ([a, a + 1], 1)
             out.setdefault(f["path"], []).append(hunk)
     return out
@@ -143,9 +150,7 @@ def extract_repo(args, repo: str, insts: list[dict], cache_dir: Path) -> int:
             # What the labels were read from, so that a change of labelling needs no new run.
             "candidates": [{k: c[k] for k in ("path", "start", "end", "members", "kind")} for c in dump["candidates"]],
         }
-        tmp = dest.with_suffix(".tmp")
-        tmp.write_text(json.dumps(rows))
-        tmp.replace(dest)
+        write_atomic(dest, json.dumps(rows))
         done += 1
     return done
 
@@ -194,9 +199,7 @@ def relabel(args) -> None:
         if y != rows["y"]:
             changed += 1
             rows["y"] = y
-            tmp = p.with_suffix(".tmp")
-            tmp.write_text(json.dumps(rows))
-            tmp.replace(p)
+            write_atomic(p, json.dumps(rows))
     print(f"relabelled {total} instances, {changed} changed", file=sys.stderr)
 
 
@@ -380,9 +383,7 @@ def fit(args) -> None:
     theirs = predict(check)
     assert np.allclose(ours, theirs, atol=1e-4), float(np.abs(ours - theirs).max())
     out = Path(args.out)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(model, separators=(",", ":")) + "\n")
-    tmp.replace(out)
+    write_atomic(out, json.dumps(model, separators=(",", ":")) + "\n")
     print(f"wrote {out} ({out.stat().st_size // 1024} KB, {len(model['trees'])} trees)", file=sys.stderr)
 
 

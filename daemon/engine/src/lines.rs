@@ -61,3 +61,17 @@ pub fn lines_of(src: &[u8], starts: &[usize], first: u32, last: u32) -> Vec<Stri
     }
     out
 }
+
+/// Lines trimmed, blank ones dropped, joined by single spaces: how a signature spanning
+/// several lines reads as one (`parse` builds signatures so, and packing recognises a
+/// definition's written header by the same rule).
+pub fn joined<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for line in lines.into_iter().map(str::trim).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}

@@ -225,23 +225,13 @@ fn header_len(lines: &[String], signature: &str) -> Option<usize> {
     if signature.is_empty() {
         return None;
     }
-    let mut joined = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if !joined.is_empty() {
-            joined.push(' ');
-        }
-        joined.push_str(line);
-        // The body may open on the signature's last line (`def f(): return 1`).
-        // Starting with the signature covers it ending there too (`def f(x):`).
-        if joined.starts_with(signature) {
-            return Some(i + 1);
-        }
-    }
-    None
+    // The body may open on the signature's last line (`def f(): return 1`). Starting with the
+    // signature covers it ending there too (`def f(x):`). A blank line adds nothing to the
+    // join, so the shortest prefix that matches never ends on one.
+    (1..=lines.len()).find(|&n| {
+        !lines[n - 1].trim().is_empty()
+            && crate::lines::joined(lines[..n].iter().map(String::as_str)).starts_with(signature)
+    })
 }
 
 /// The lines that make up `def`'s signature as its source writes them (see [`header_len`]),

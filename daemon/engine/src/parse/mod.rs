@@ -514,20 +514,9 @@ impl<'f, 's> Cx<'f, 's> {
         let end = body.map_or(node.end_byte(), |b| b.start_byte());
         let range = node.start_byte().min(self.src.len())..end.min(self.src.len());
         let text = String::from_utf8_lossy(&self.src[range]);
-        let mut out = String::new();
-        for (i, line) in text.lines().enumerate() {
-            if i >= 4 {
-                out.push_str(" …");
-                break;
-            }
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(line);
+        let mut out = crate::lines::joined(text.lines().take(4));
+        if text.lines().nth(4).is_some() {
+            out.push_str(" …");
         }
         let trimmed = out.trim_end_matches(['{', ':', ' ', '=']).trim_end();
         truncate_chars(trimmed, 300)
