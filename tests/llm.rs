@@ -11,10 +11,12 @@ use fittok_e2e::{DaemonEnv, TempRepo, stderr, stdout};
 
 /// What the server answers: raw HTTP response pieces, sent with a pause between them.
 type Script = Vec<String>;
+/// One request the server saw: its path, its headers (names lower-cased), its body.
+type Seen = (String, Vec<(String, String)>, String);
 
 struct Server {
     url: String,
-    requests: Arc<Mutex<Vec<(String, Vec<(String, String)>, String)>>>,
+    requests: Arc<Mutex<Vec<Seen>>>,
 }
 
 fn serve(script: Script) -> Server {

@@ -33,6 +33,19 @@ impl Rng {
     }
 }
 
+/// A linked graph of `files` (path, source), each parsed in the language its path says.
+#[cfg(test)]
+pub(crate) fn graph_of(files: &[(&str, &str)]) -> crate::link::Graph {
+    let parsed = files
+        .iter()
+        .map(|(path, src)| {
+            let lang = crate::model::Lang::from_path(path).expect("known language");
+            std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
+        })
+        .collect();
+    crate::link::link(parsed)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -46,17 +59,4 @@ mod tests {
         }
         assert_ne!(super::Rng::new(0).next_u64(), 0);
     }
-}
-
-/// A linked graph of `files` (path, source), each parsed in the language its path says.
-#[cfg(test)]
-pub(crate) fn graph_of(files: &[(&str, &str)]) -> crate::link::Graph {
-    let parsed = files
-        .iter()
-        .map(|(path, src)| {
-            let lang = crate::model::Lang::from_path(path).expect("known language");
-            std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
-        })
-        .collect();
-    crate::link::link(parsed)
 }

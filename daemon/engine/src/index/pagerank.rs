@@ -283,7 +283,7 @@ mod tests {
         let mut edges = Vec::new();
         for _ in 0..2400 {
             let from = lcg(&mut state) % 500; // 500..600 never point anywhere
-            let to = if lcg(&mut state) % 4 == 0 {
+            let to = if lcg(&mut state).is_multiple_of(4) {
                 lcg(&mut state) % 10
             } else {
                 lcg(&mut state) % n as u32

@@ -208,9 +208,9 @@ fn mentions(f: &ParsedFile, names: &[&str]) -> bool {
                 .any(|w| names.contains(&w))
     };
     f.references.iter().any(|r| {
-        hit(&r.name)
-            || r.receiver.as_deref().is_some_and(hit)
-            || r.receiver_type.as_deref().is_some_and(hit)
+        hit(r.name)
+            || r.receiver.is_some_and(hit)
+            || r.receiver_type.is_some_and(hit)
     }) || f.imports.iter().any(|i| {
         hit(&i.module)
             || i.module_alias.as_deref().is_some_and(hit)

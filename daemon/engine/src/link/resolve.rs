@@ -302,8 +302,8 @@ impl<'a> FileScope<'a> {
     }
 
     pub fn resolve(&self, r: &Reference) -> Vec<u32> {
-        let found = match r.receiver.as_deref() {
-            None => self.bare(&r.name, r.kind, r.scope),
+        let found = match r.receiver {
+            None => self.bare(r.name, r.kind, r.scope),
             Some(recv) => self.qualified(recv, r),
         };
         let mut found: Vec<u32> = found
@@ -548,7 +548,7 @@ impl<'a> FileScope<'a> {
     }
 
     fn qualified(&self, recv: &str, r: &Reference) -> Vec<u32> {
-        let name = &*r.name;
+        let name = r.name;
         if let Some(ty) = &r.receiver_type {
             let m = self.members_of(ty, name);
             if !m.is_empty() {

@@ -63,7 +63,7 @@ pub const LINE_ANCHOR: u32 = 10;
 fn push_numbered(out: &mut String, first: u32, lines: &[String]) {
     for (i, line) in lines.iter().enumerate() {
         let n = first + i as u32;
-        if i == 0 || n % LINE_ANCHOR == 0 {
+        if i == 0 || n.is_multiple_of(LINE_ANCHOR) {
             out.push_str(&format!("{n}\t{line}\n"));
         } else {
             out.push_str(line);

@@ -162,14 +162,14 @@ fn php_use_imports_supertypes_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| &*r.name == name && r.kind == RefKind::Call)
-            .and_then(|r| r.receiver_type.clone())
+            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .and_then(|r| r.receiver_type)
     };
-    assert_eq!(recv_ty("write").as_deref(), Some("IOInterface"));
-    assert_eq!(recv_ty("remove").as_deref(), Some("Filesystem"));
-    assert_eq!(recv_ty("download").as_deref(), Some("DownloadManager"));
-    assert_eq!(recv_ty("getAliasOf").as_deref(), Some("AP"));
-    assert_eq!(recv_ty("getName").as_deref(), Some("PackageInterface"));
+    assert_eq!(recv_ty("write"), Some("IOInterface"));
+    assert_eq!(recv_ty("remove"), Some("Filesystem"));
+    assert_eq!(recv_ty("download"), Some("DownloadManager"));
+    assert_eq!(recv_ty("getAliasOf"), Some("AP"));
+    assert_eq!(recv_ty("getName"), Some("PackageInterface"));
 }
 
 #[test]

@@ -311,7 +311,7 @@ mod tests {
         let call = f
             .references
             .iter()
-            .find(|r| &*r.name == "register")
+            .find(|r| r.name == "register")
             .expect("a reference to register");
         let scope = call.scope.expect("scoped") as usize;
         assert_eq!(f.definitions[scope].kind, DefKind::Region);

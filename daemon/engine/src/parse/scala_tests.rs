@@ -195,12 +195,12 @@ fn scala_imports_supertypes_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| &*r.name == name && r.kind == RefKind::Call)
-            .and_then(|r| r.receiver_type.clone())
+            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .and_then(|r| r.receiver_type)
     };
-    assert_eq!(recv_ty("sendResponse").as_deref(), Some("RequestChannel"));
-    assert_eq!(recv_ty("record").as_deref(), Some("Metrics"));
-    assert_eq!(recv_ty("append").as_deref(), Some("UL"));
+    assert_eq!(recv_ty("sendResponse"), Some("RequestChannel"));
+    assert_eq!(recv_ty("record"), Some("Metrics"));
+    assert_eq!(recv_ty("append"), Some("UL"));
 }
 
 #[test]

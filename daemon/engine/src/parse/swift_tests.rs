@@ -151,11 +151,11 @@ fn swift_imports_conformances_and_calls_with_receivers() {
     let recv_ty = |name: &str| {
         f.references
             .iter()
-            .find(|r| &*r.name == name && r.kind == RefKind::Call)
-            .and_then(|r| r.receiver_type.clone())
+            .find(|r| r.name == name && r.kind == RefKind::Call)
+            .and_then(|r| r.receiver_type)
     };
-    assert_eq!(recv_ty("adapt").as_deref(), Some("RequestAdapter"));
-    assert_eq!(recv_ty("asURL").as_deref(), Some("URLConvertible"));
+    assert_eq!(recv_ty("adapt"), Some("RequestAdapter"));
+    assert_eq!(recv_ty("asURL"), Some("URLConvertible"));
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub(super) fn find<'a>(f: &'a ParsedFile, qualified: &str) -> &'a crate::model::
 pub(super) fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, name: &str) -> bool {
     f.references
         .iter()
-        .any(|r| r.kind == kind && &*r.name == name && r.receiver.as_deref() == receiver)
+        .any(|r| r.kind == kind && r.name == name && r.receiver == receiver)
 }
 
 use DefKind::*;
@@ -112,7 +112,7 @@ class Session(Base, mixins.Mixin):
     assert!(
         f.references
             .iter()
-            .any(|r| &*r.name == "send" && r.receiver.as_deref() == Some("self.adapter"))
+            .any(|r| r.name == "send" && r.receiver == Some("self.adapter"))
     );
     let imports: Vec<(&str, Vec<(String, String)>)> = f
         .imports
@@ -323,15 +323,15 @@ public class Greeter extends Base implements Runnable {
     let help = f
         .references
         .iter()
-        .find(|r| &*r.name == "help")
+        .find(|r| r.name == "help")
         .expect("help call");
-    assert_eq!(help.receiver_type.as_deref(), Some("Helper"));
+    assert_eq!(help.receiver_type, Some("Helper"));
     let trim = f
         .references
         .iter()
-        .find(|r| &*r.name == "trim")
+        .find(|r| r.name == "trim")
         .expect("trim call");
-    assert_eq!(trim.receiver_type.as_deref(), Some("Strings"));
+    assert_eq!(trim.receiver_type, Some("Strings"));
     assert_eq!(f.imports[1].module, "com.example.util.Strings");
 }
 
@@ -401,9 +401,9 @@ func newNode() *node { return &node{} }
     let check = f
         .references
         .iter()
-        .find(|r| &*r.name == "check")
+        .find(|r| r.name == "check")
         .expect("check");
-    assert_eq!(check.receiver_type.as_deref(), Some("Router"));
+    assert_eq!(check.receiver_type, Some("Router"));
     assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
     assert_eq!(f.imports[1].module, "github.com/acme/app/core/logx");
     assert_eq!(f.imports[1].module_alias.as_deref(), Some("lg"));
@@ -475,13 +475,14 @@ mod tests {
     let search = f
         .references
         .iter()
-        .find(|r| &*r.name == "search")
+        .find(|r| r.name == "search")
         .expect("search");
-    assert_eq!(search.receiver_type.as_deref(), Some("Searcher"));
+    assert_eq!(search.receiver_type, Some("Searcher"));
     assert!(has_ref(&f, RefKind::Call, Some("Self"), "check"));
     assert!(has_ref(&f, RefKind::Implements, Some("fmt"), "Display"));
     assert!(has_ref(&f, RefKind::Call, Some("super::Point"), "new"));
-    let uses: Vec<(String, Vec<(String, String)>, Option<String>)> = f
+    type Use = (String, Vec<(String, String)>, Option<String>);
+    let uses: Vec<Use> = f
         .imports
         .iter()
         .map(|i| (i.module.clone(), i.names.clone(), i.module_alias.clone()))
@@ -721,15 +722,15 @@ namespace Acme.Billing
     let apply = f
         .references
         .iter()
-        .find(|r| &*r.name == "Apply")
+        .find(|r| r.name == "Apply")
         .expect("Apply call");
-    assert_eq!(apply.receiver_type.as_deref(), Some("VatCalculator"));
+    assert_eq!(apply.receiver_type, Some("VatCalculator"));
     let rate = f
         .references
         .iter()
-        .find(|r| &*r.name == "RateFor")
+        .find(|r| r.name == "RateFor")
         .expect("RateFor call");
-    assert_eq!(rate.receiver_type.as_deref(), Some("TaxTable"));
+    assert_eq!(rate.receiver_type, Some("TaxTable"));
     // `using A.B;` imports a namespace; `using X = A.B.C;` names one type.
     assert!(
         f.imports
@@ -837,10 +838,10 @@ class Shop::Cart; end
     let record = f
         .references
         .iter()
-        .find(|r| &*r.name == "record")
+        .find(|r| r.name == "record")
         .expect("record call");
-    assert_eq!(record.receiver.as_deref(), Some("self.store"));
-    assert_eq!(record.receiver_type.as_deref(), Some("Store"));
+    assert_eq!(record.receiver, Some("self.store"));
+    assert_eq!(record.receiver_type, Some("Store"));
     assert!(
         f.imports
             .iter()
@@ -1005,15 +1006,15 @@ fun String.shout(): String = uppercase()
     let save = f
         .references
         .iter()
-        .find(|r| &*r.name == "save")
+        .find(|r| r.name == "save")
         .expect("save call");
-    assert_eq!(save.receiver_type.as_deref(), Some("Store"));
+    assert_eq!(save.receiver_type, Some("Store"));
     let apply = f
         .references
         .iter()
-        .find(|r| &*r.name == "apply")
+        .find(|r| r.name == "apply")
         .expect("apply call");
-    assert_eq!(apply.receiver_type.as_deref(), Some("Calculator"));
+    assert_eq!(apply.receiver_type, Some("Calculator"));
     assert!(
         f.imports
             .iter()

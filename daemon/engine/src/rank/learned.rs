@@ -141,6 +141,8 @@ impl Model {
 
     /// One tree's leaf for `x`. Every index was checked by [`Model::parse`], and a walk of
     /// the tree's depth ends on a leaf.
+    // `!(x <= t)`, not `x > t`: a NaN goes to `next[1]`, as the node layout says.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     fn tree(&self, (root, depth): (u32, u32), x: &[f32; features::N]) -> f32 {
         let mut c = root as usize;
         for _ in 0..depth {
@@ -168,6 +170,8 @@ impl Model {
     /// [`Model::probability`] of every candidate, tree by tree: one tree's splits stay in the
     /// cache while every candidate walks it. Sums in the same order as [`Model::raw`], so the
     /// results are the same bit for bit.
+    // The same `!(x <= t)` as in `tree`.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn probabilities(&self, xs: &[[f32; features::N]]) -> Vec<f32> {
         let mut raw = vec![0.0f32; xs.len()];
         for (sums, xs) in raw.chunks_mut(LANES).zip(xs.chunks(LANES)) {
