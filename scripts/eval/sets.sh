@@ -7,6 +7,8 @@
 #   title  the same issues, first line only (written to $EVAL_WORK/dev-title.jsonl), 1500 / 4000
 #   hist   bench/history-valid.jsonl (commits of the validation repositories), 1500 / 4000
 # VAR=VALUE pairs are set for the queries (tuning knobs such as FITTOK_NODE_CAPS).
+# SETS=dev,title (default all three) runs only those sets; ARGS='--ranker fusion' adds flags to
+# every query (an ablation: each part of the ranking taken away in turn, `bench/results/dev.md`).
 # SEMANTIC=cached (default off) ranks with the vectors cached beforehand: embed every checkout
 # once with `FITTOKD query --semantic full` (vectors are cached by content, so a repository's
 # later checkouts reuse most of them); index time is not part of the figures.
@@ -14,9 +16,11 @@
 # fetched under $EVAL_MIRRORS. Reports land in $EVAL_WORK/reports/NAME-SET.md; reruns resume
 # (delete $EVAL_WORK/runs/NAME-SET to start over).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,15p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,17p "$0"; exit 2; }
 name=$1 bin=$(realpath "$2"); shift 2
 semantic=${SEMANTIC:-off}
+sets=${SETS:-dev,title,hist}
+args=${ARGS:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 eval_dir=$(cd "$root/../shared/eval" && pwd)
 export EVAL_WORK=${EVAL_WORK:-$HOME/.cache/fittok-eval}
@@ -35,8 +39,9 @@ PY
 cd "$eval_dir"
 for set in "dev:data/dev.jsonl:1500,4000,8000" "title:$titles:1500,4000" "hist:$root/bench/history-valid.jsonl:1500,4000"; do
   IFS=: read -r tag data budgets <<< "$set"
+  [[ ",$sets," == *",$tag,"* ]] || continue
   env "$@" "$py" run.py --data "$data" --tools ours --run "$name-$tag" --budgets "$budgets" \
-    --ours-cmd "$bin query --semantic $semantic --budget {budget} -- {repo} \"\$(cat {question_file})\"" >/dev/null
+    --ours-cmd "$bin query --semantic $semantic $args --budget {budget} -- {repo} \"\$(cat {question_file})\"" >/dev/null
   report=$EVAL_WORK/reports/$name-$tag.md
   "$py" score.py --data "$data" --run "$name-$tag" > "$report"
   rows=$(tr ',' '\n' <<< "$budgets" | wc -l)
