@@ -21,7 +21,7 @@ EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
-    ap.add_argument("--budget", required=True, help="the budget directory of the runs (0 = uncapped)")
+    ap.add_argument("--budget", required=True, help="the budget of the answers compared: 1500, 4000, … or uncapped")
     ap.add_argument("--eval", default=str(EVAL))
     ap.add_argument("run_a")
     ap.add_argument("run_b")
@@ -32,7 +32,7 @@ def main():
     runs = Path(os.environ.get("EVAL_WORK", Path.home() / ".cache" / "fittok-eval")) / "runs"
 
     def answer(run: str, instance: str) -> str | None:
-        p = runs / run / "ours" / args.budget / f"{instance}.txt"
+        p = runs / run / "ours" / ("uncapped" if args.budget == "0" else args.budget) / f"{instance}.txt"
         return p.read_text(errors="replace") if p.is_file() else None
 
     totals = [0, 0]
