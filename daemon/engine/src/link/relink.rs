@@ -207,15 +207,14 @@ fn mentions(f: &ParsedFile, names: &[&str]) -> bool {
             && s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|w| names.contains(&w))
     };
-    f.references.iter().any(|r| {
-        hit(r.name)
-            || r.receiver.is_some_and(hit)
-            || r.receiver_type.is_some_and(hit)
-    }) || f.imports.iter().any(|i| {
-        hit(&i.module)
-            || i.module_alias.as_deref().is_some_and(hit)
-            || i.names.iter().any(|(n, a)| hit(n) || hit(a))
-    })
+    f.references
+        .iter()
+        .any(|r| hit(r.name) || r.receiver.is_some_and(hit) || r.receiver_type.is_some_and(hit))
+        || f.imports.iter().any(|i| {
+            hit(&i.module)
+                || i.module_alias.as_deref().is_some_and(hit)
+                || i.names.iter().any(|(n, a)| hit(n) || hit(a))
+        })
 }
 
 /// Some definitions changed (a function added, removed or renamed) but no module interface:
