@@ -113,6 +113,11 @@ def eligible(line: str) -> bool:
     return len(line) >= 8 and re.search(r"[A-Za-z0-9]", line) is not None
 
 
+def mirror_gitdir(mirrors: Path, repo: str) -> Path:
+    """The git directory `fetch` brought `repo` ("owner/name") to, under `mirrors`."""
+    return Path(mirrors) / repo.replace("/", "+") / "repo"
+
+
 def evidence_above(lines: list[str], at: int) -> list[int]:
     """The numbers of the nearest eligible lines at or above line `at` (1-based, nearest
     first, at most 3): a pure addition's evidence, as the benchmark's scorer picks it."""
@@ -285,7 +290,7 @@ def main() -> int:
         if name not in allowed:
             print(f"refusing {name}: not in {allowed_file}", file=sys.stderr)
             return 2
-        gitdir = Path(args.mirrors) / name.replace("/", "+") / "repo"
+        gitdir = mirror_gitdir(args.mirrors, name)
         if not gitdir.exists():
             print(f"skip {name}: no mirror at {gitdir}", file=sys.stderr)
             continue

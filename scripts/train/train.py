@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mine import evidence_above  # noqa: E402  (the benchmark's evidence rule, shared)
+from mine import evidence_above, mirror_gitdir  # noqa: E402  (shared with the miner)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -43,8 +43,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
-    gitdir = mirrors / repo.replace("/", "+") / "repo"
-    wt = work / "trees" / repo.replace("/", "+")
+    gitdir = mirror_gitdir(mirrors, repo)
+    wt = work / "trees" / gitdir.parent.name
     if not wt.exists():
         wt.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -57,7 +57,7 @@ def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
     return wt
 
 
-def gold_lines(inst: dict, read=lambda path: None) -> dict[str, list[tuple[list[int], int]]]:
+def gold_lines(inst: dict, read) -> dict[str, list[tuple[list[int], int]]]:
     """Per file, each hunk's lines with how many of them a node must hold to count.
 
     A changed hunk: its changed original lines, any one of them. A pure addition is judged by
@@ -192,8 +192,7 @@ def relabel(args) -> None:
         if inst is None or "candidates" not in rows:
             print(f"{p.name}: no instance or no candidates kept; extract it again", file=sys.stderr)
             continue
-        gitdir = Path(args.mirrors) / inst["repo"].replace("/", "+") / "repo"
-        gold = gold_lines(inst, reader_at(gitdir, inst["base_commit"]))
+        gold = gold_lines(inst, reader_at(mirror_gitdir(args.mirrors, inst["repo"]), inst["base_commit"]))
         y = [label(c, gold) for c in rows["candidates"]]
         total += 1
         if y != rows["y"]:
@@ -319,20 +318,19 @@ def fit(args) -> None:
     # varies less.
     boosters = []
     for k in range(args.bag):
-        b = lgb.train(
+        booster = lgb.train(
             dict(params, seed=args.seed + k),
             dtr,
             num_boost_round=args.rounds,
             valid_sets=[dva],
             callbacks=[lgb.early_stopping(40, verbose=False)],
         )
-        print(f"seed {args.seed + k}: best iteration {b.best_iteration}", file=sys.stderr)
-        boosters.append(b)
-    for b in boosters:
-        b.free_dataset()
+        print(f"seed {args.seed + k}: best iteration {booster.best_iteration}", file=sys.stderr)
+        booster.free_dataset()
+        boosters.append(booster)
 
     def predict(x):
-        return sum(b.predict(x, num_iteration=b.best_iteration) for b in boosters) / len(boosters)
+        return sum(bo.predict(x, num_iteration=bo.best_iteration) for bo in boosters) / len(boosters)
 
     # Platt scaling on the validation repositories: probability of relevance from raw score.
     raw_va = predict(xva)
@@ -366,13 +364,13 @@ def fit(args) -> None:
         }
         for key in (f"recall@{k}", f"long_recall@{k}"):
             print(f"valid {key}: fusion {report[key]['fusion']} learned {report[key]['learned']}", file=sys.stderr)
-    imp = sorted(zip(names, sum(b.feature_importance("gain") for b in boosters)), key=lambda t: -t[1])
+    imp = sorted(zip(names, sum(bo.feature_importance("gain") for bo in boosters)), key=lambda t: -t[1])
     print("top features by gain: " + ", ".join(f"{n} {g:.0f}" for n, g in imp[:12]), file=sys.stderr)
     meta = {
         "trained_on": sorted({i[0].rsplit("-", 1)[0] for i in tr}),
         "validated_on": sorted({i[0].rsplit("-", 1)[0] for i in va}),
         "instances": {"train": len(tr), "valid": len(va)},
-        "best_iteration": [b.best_iteration for b in boosters],
+        "best_iteration": [bo.best_iteration for bo in boosters],
         "seeds": [args.seed + k for k in range(args.bag)],
         "valid": report,
     }
