@@ -127,19 +127,36 @@ fn main() {
             }
         }
     }
+    const BUDGETS: [usize; 5] = [0, 1500, 4000, 8000, 16000];
     let mut lat = Vec::new();
+    let mut per_budget: Vec<Vec<f64>> = vec![Vec::new(); BUDGETS.len()];
     for q in &questions {
-        for budget in [0, 1500, 4000, 8000, 16000] {
+        for (i, budget) in BUDGETS.into_iter().enumerate() {
             let t = Instant::now();
             let a = engine.query(&Query {
                 question: q.clone(),
                 budget,
                 ..Query::default()
             });
-            lat.push(ms(t.elapsed()));
+            let took = ms(t.elapsed());
+            lat.push(took);
+            per_budget[i].push(took);
             assert!(budget == 0 || a.tokens <= budget);
         }
     }
+    let by_budget: Vec<String> = BUDGETS
+        .iter()
+        .zip(per_budget.iter_mut())
+        .filter_map(|(b, v)| {
+            let label = if *b == 0 {
+                "uncapped".to_string()
+            } else {
+                b.to_string()
+            };
+            p50(v).map(|m| format!("{label} {m:.1}"))
+        })
+        .collect();
+    println!("query p50 by budget, ms: {}", by_budget.join(", "));
     lat.sort_by(f64::total_cmp);
     let p = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize];
     println!(

@@ -1297,6 +1297,49 @@ mod tests {
     }
 
     #[test]
+    fn an_uncapped_answer_is_packed_like_a_budget_of_its_own_length() {
+        // One function far longer than the rest: shown whole, it would be most of the answer.
+        // Uncapped, the answer is as long as the relevance cliff makes it, and that length is
+        // packed as a budget is: the long function as an excerpt, the short ones whole.
+        let long_body: String = (0..120)
+            .map(|i| format!("    delay_{i} = backoff_step(delay, {i}) + jitter_{i}\n"))
+            .collect();
+        let dir = temp_repo(
+            "uncapped",
+            &[
+                (
+                    "retry/backoff.py",
+                    &format!(
+                        "def backoff_schedule(delay):\n    \"\"\"Backoff delays of every retry.\"\"\"\n{long_body}    return delay\n"
+                    ),
+                ),
+                (
+                    "retry/limit.py",
+                    "def backoff_limit(delay):\n    \"\"\"The largest backoff delay a retry waits.\"\"\"\n    return min(delay, 60)\n",
+                ),
+                (
+                    "retry/reset.py",
+                    "def backoff_reset(delay):\n    \"\"\"A successful retry resets the backoff delay.\"\"\"\n    return 0 * delay\n",
+                ),
+            ],
+        );
+        let a = ask(&dir, "backoff delay of a retry", 0);
+        for short in ["def backoff_limit", "def backoff_reset"] {
+            assert!(a.text.contains(short), "{}", a.text);
+        }
+        assert!(
+            a.text
+                .lines()
+                .any(|l| l.starts_with("### retry/backoff.py:") && l.ends_with("(excerpt)")),
+            "{}",
+            a.text
+        );
+        assert!(!a.text.contains("delay_119 ="), "{}", a.text);
+        assert_eq!(a.budget, 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_cut_python_function_shows_code_not_its_docstring() {
         let doc: String = (0..120)
             .map(|i| format!("    Parameter notes line {i} about the temperature model.\n"))

@@ -38,9 +38,10 @@ pub fn first_code_budget(budget: usize) -> usize {
         .max(budget / 2)
 }
 
-/// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: one round): `lay_out`
-/// turns a selection into an answer, `tokens` counts it. The fullest answer within the budget
-/// wins; if none fits (a budget too small for anything but the frame), the last try.
+/// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: as many tokens as the
+/// nodes above the relevance cliff take shown whole): `lay_out` turns a selection into an
+/// answer, `tokens` counts it. The fullest answer within the budget wins; if none fits (a
+/// budget too small for anything but the frame), the last try.
 pub fn fit_answer<A>(
     packer: &Packer<'_>,
     ranked: &[Ranked],
@@ -48,16 +49,27 @@ pub fn fit_answer<A>(
     mut lay_out: impl FnMut(Selection) -> A,
     tokens: impl Fn(&A) -> usize,
 ) -> A {
-    let mut code_budget = first_code_budget(budget);
     // One pass over the repository's paths per answer, not per round.
     let short_paths = packer.short_paths(ranked);
+    // No cap: the relevance cliff decides how long the answer is, and that length is then
+    // packed as a budget would be (by expected relevance per token, long nodes as excerpts).
+    // Blocks taken whole in rank order until the cliff showed fewer hunks in as many tokens:
+    // dev 55.0 → 57.4 %, titles 46.9 → 48.3, history validation 61.4 → 63.5 (6,533 → 6,502
+    // tokens on dev).
+    let mut natural = None;
+    let budget = if budget == 0 {
+        let a = lay_out(packer.select(ranked, 0, &short_paths));
+        let n = tokens(&a).max(1);
+        natural = Some(a);
+        n
+    } else {
+        budget
+    };
+    let mut code_budget = first_code_budget(budget);
     let mut best: Option<(A, usize)> = None;
     let mut over: Option<A> = None;
     for _ in 0..ROUNDS {
         let a = lay_out(packer.select(ranked, code_budget, &short_paths));
-        if budget == 0 {
-            return a;
-        }
         let n = tokens(&a);
         if n <= budget {
             let slack = budget - n;
@@ -76,7 +88,8 @@ pub fn fit_answer<A>(
     }
     match (best, over) {
         (Some((a, _)), _) => a,
-        (None, Some(a)) => a,
+        // Nothing packed fits the length the uncapped answer chose: that answer it is.
+        (None, Some(a)) => natural.unwrap_or(a),
         // ROUNDS > 0: a round always leaves one or the other.
         (None, None) => lay_out(packer.select(ranked, code_budget, &short_paths)),
     }
