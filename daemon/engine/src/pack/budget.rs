@@ -38,9 +38,9 @@ pub fn first_code_budget(budget: usize) -> usize {
         .max(budget / 2)
 }
 
-/// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: as many tokens as the
-/// nodes above the relevance cliff take shown whole): `lay_out` turns a selection into an
-/// answer, `tokens` counts it. The fullest answer within the budget wins; if none fits (a
+/// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: as much code as the
+/// nodes above the relevance cliff take shown whole, packed in one round): `lay_out` turns a
+/// selection into an answer, `tokens` counts it. The fullest answer within the budget wins; if none fits (a
 /// budget too small for anything but the frame), the last try.
 pub fn fit_answer<A>(
     packer: &Packer<'_>,
@@ -51,20 +51,22 @@ pub fn fit_answer<A>(
 ) -> A {
     // One pass over the repository's paths per answer, not per round.
     let short_paths = packer.short_paths(ranked);
-    // No cap: the relevance cliff decides how long the answer is, and that length is then
-    // packed as a budget would be (by expected relevance per token, long nodes as excerpts).
-    // Blocks taken whole in rank order until the cliff showed fewer hunks in as many tokens:
-    // dev 55.0 → 57.4 %, titles 46.9 → 48.3, history validation 61.4 → 63.5 (6,533 → 6,502
-    // tokens on dev).
-    let mut natural = None;
-    let budget = if budget == 0 {
-        let a = lay_out(packer.select(ranked, 0, &short_paths));
-        let n = tokens(&a).max(1);
-        natural = Some(a);
-        n
-    } else {
-        budget
-    };
+    // No cap: the relevance cliff decides how much code the answer holds, and that much is
+    // then packed as a budget's code would be (by expected relevance per token, long nodes as
+    // excerpts). Blocks taken whole in rank order until the cliff showed fewer hunks in as
+    // many tokens: dev 55.0 → 57.4 %, titles 46.9 → 48.3, history validation 61.4 → 63.5
+    // (bench/results/dev.md, session 26). The code's tokens, not the whole text's, set the
+    // length: the blocks then follow from the ranking alone, whatever the provenance line says.
+    if budget == 0 {
+        let natural = packer.select(ranked, 0, &short_paths);
+        let code: usize = natural.blocks.iter().map(|b| b.tokens).sum();
+        let packed = packer.select(ranked, code, &short_paths);
+        return lay_out(if packed.blocks.is_empty() {
+            natural
+        } else {
+            packed
+        });
+    }
     let mut code_budget = first_code_budget(budget);
     let mut best: Option<(A, usize)> = None;
     let mut over: Option<A> = None;
@@ -88,8 +90,7 @@ pub fn fit_answer<A>(
     }
     match (best, over) {
         (Some((a, _)), _) => a,
-        // Nothing packed fits the length the uncapped answer chose: that answer it is.
-        (None, Some(a)) => natural.unwrap_or(a),
+        (None, Some(a)) => a,
         // ROUNDS > 0: a round always leaves one or the other.
         (None, None) => lay_out(packer.select(ranked, code_budget, &short_paths)),
     }
