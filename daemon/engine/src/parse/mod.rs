@@ -40,24 +40,33 @@ const MAX_DEPTH: usize = 400;
 const MAX_DIAGNOSTICS: usize = 20;
 
 pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
-    Some(match lang {
+    ts_language_or_error(lang).ok().flatten()
+}
+
+/// The grammar of `lang` (`None` for Markdown, which has none), or why it could not be loaded:
+/// the eight larger grammars are loaded on first use ([`fittok_grammars`]).
+fn ts_language_or_error(
+    lang: Lang,
+) -> Result<Option<tree_sitter::Language>, fittok_grammars::GrammarError> {
+    use fittok_grammars::{Grammar, language};
+    Ok(Some(match lang {
         Lang::Python => tree_sitter_python::LANGUAGE.into(),
         Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
         Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
-        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
-        Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
-        Lang::C => tree_sitter_c::LANGUAGE.into(),
-        Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
-        Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
-        Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
-        Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
-        Lang::Swift => tree_sitter_swift::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Lang::Markdown => return None,
-    })
+        Lang::CSharp => language(Grammar::CSharp)?,
+        Lang::Ruby => language(Grammar::Ruby)?,
+        Lang::C => language(Grammar::C)?,
+        Lang::Cpp => language(Grammar::Cpp)?,
+        Lang::Kotlin => language(Grammar::Kotlin)?,
+        Lang::Scala => language(Grammar::Scala)?,
+        Lang::Php => language(Grammar::Php)?,
+        Lang::Swift => language(Grammar::Swift)?,
+        Lang::Markdown => return Ok(None),
+    }))
 }
 
 /// Whether parsing adds region nodes (code outside definitions, see [`regions`]). On since
@@ -137,8 +146,16 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         markdown::extract(&mut file, bytes);
         return file;
     }
-    let Some(language) = ts_language(lang) else {
-        return file;
+    let language = match ts_language_or_error(lang) {
+        Ok(Some(language)) => language,
+        Ok(None) => return file,
+        Err(e) => {
+            file.diagnostics.push(Diagnostic {
+                line: 0,
+                message: e.to_string(),
+            });
+            return file;
+        }
     };
     let mut parser = Parser::new();
     if parser.set_language(&language).is_err() {
