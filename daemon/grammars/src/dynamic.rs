@@ -10,8 +10,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// memory and kept loaded for the life of the process.
 pub fn open(symbol: &str, bytes: &[u8]) -> Result<unsafe extern "C" fn() -> *const (), String> {
     let name = CString::new(format!("fittok-{symbol}")).map_err(|e| e.to_string())?;
-    // SAFETY: a valid NUL-terminated name and flags; the returned descriptor is checked.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    // Executable on purpose: where `vm.memfd_noexec` = 1 a memfd is sealed non-executable
+    // unless it asks (and dlopen would fail); kernels before 6.3 know no MFD_EXEC and refuse
+    // it, and there every memfd is executable.
+    let create = |flags: libc::c_uint| {
+        // SAFETY: a valid NUL-terminated name and flags; the result is checked.
+        unsafe { libc::memfd_create(name.as_ptr(), flags) }
+    };
+    let mut fd = create(libc::MFD_CLOEXEC | libc::MFD_EXEC);
+    if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+        fd = create(libc::MFD_CLOEXEC);
+    }
     if fd < 0 {
         return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
     }
@@ -51,5 +60,24 @@ fn dl_error() -> String {
         unsafe { std::ffi::CStr::from_ptr(e) }
             .to_string_lossy()
             .into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::open;
+
+    #[test]
+    fn bytes_that_are_no_object_are_an_error_not_a_crash() {
+        let e = open("tree_sitter_none", b"not an ELF object").unwrap_err();
+        assert!(e.starts_with("dlopen:"), "{e}");
+    }
+
+    #[test]
+    fn a_symbol_the_object_lacks_is_an_error() {
+        let (_, packed, raw) = crate::EMBEDDED[0];
+        let object = miniz_oxide::inflate::decompress_to_vec_with_limit(packed, raw).unwrap();
+        let e = open("tree_sitter_not_here", &object).unwrap_err();
+        assert!(e.starts_with("dlsym tree_sitter_not_here:"), "{e}");
     }
 }
