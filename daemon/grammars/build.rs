@@ -12,36 +12,26 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Grammar crate, directory of its `parser.c` inside the crate, exported symbol.
-const GRAMMARS: &[(&str, &str, &str)] = &[
-    ("tree-sitter-c", "src", "tree_sitter_c"),
-    ("tree-sitter-cpp", "src", "tree_sitter_cpp"),
-    ("tree-sitter-c-sharp", "src", "tree_sitter_c_sharp"),
-    ("tree-sitter-ruby", "src", "tree_sitter_ruby"),
-    ("tree-sitter-php", "php/src", "tree_sitter_php"),
-    ("tree-sitter-kotlin-ng", "src", "tree_sitter_kotlin"),
-    ("tree-sitter-scala", "src", "tree_sitter_scala"),
-    ("tree-sitter-swift", "src", "tree_sitter_swift"),
-];
+include!("src/table.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/table.rs");
     println!("cargo:rustc-check-cfg=cfg(embedded_grammars)");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let mut table = String::from(
-        "/// Symbol, compressed shared object, its size inflated.\npub const EMBEDDED: &[(&str, &[u8], usize)] = &[\n",
-    );
     match embed(&out) {
         Ok(rows) => {
-            table.push_str(&rows);
+            let table = format!(
+                "/// Per grammar, in `GRAMMARS`' order: its shared object deflated, and its size inflated.\npub const EMBEDDED: [(&[u8], usize); {}] = [\n{rows}];\n",
+                GRAMMARS.len()
+            );
+            std::fs::write(out.join("embedded.rs"), table).expect("write embedded.rs");
             println!("cargo:rustc-cfg=embedded_grammars");
         }
         // The grammar crates' own static libraries then serve: a larger binary, the same
         // parses.
         Err(why) => println!("cargo:warning=grammars linked statically: {why}"),
     }
-    table.push_str("];\n");
-    std::fs::write(out.join("embedded.rs"), table).expect("write embedded.rs");
 }
 
 /// The rows of `EMBEDDED`, or why this target links the grammars instead.
@@ -76,7 +66,7 @@ fn embed(out: &Path) -> Result<String, String> {
         let file = out.join(format!("{symbol}.so.deflate"));
         std::fs::write(&file, &packed).map_err(|e| format!("writing {}: {e}", file.display()))?;
         rows.push_str(&format!(
-            "    ({symbol:?}, include_bytes!({:?}), {}),\n",
+            "    (include_bytes!({:?}), {}),\n",
             file.display().to_string(),
             raw.len()
         ));

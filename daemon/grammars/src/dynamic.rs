@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn a_symbol_the_object_lacks_is_an_error() {
-        let (_, packed, raw) = crate::EMBEDDED[0];
+        let (packed, raw) = crate::embedded::EMBEDDED[0];
         let object = miniz_oxide::inflate::decompress_to_vec_with_limit(packed, raw).unwrap();
         let e = open("tree_sitter_not_here", &object).unwrap_err();
         assert!(e.starts_with("dlsym tree_sitter_not_here:"), "{e}");

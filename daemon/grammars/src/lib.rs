@@ -4,10 +4,10 @@
 //! parser reports as a diagnostic, and the file is kept without definitions.
 //!
 //! On Linux (unless the build fell back, see `build.rs`) the build script compiled each grammar
-//! into a shared object and embedded it compressed: parse tables are most of a grammar, and they compress about tenfold. The first
-//! use of a grammar inflates it into an anonymous in-memory file (`memfd_create`, nothing on
-//! disk) and `dlopen`s it; it then stays loaded for the life of the process. Elsewhere the
-//! grammar crates are linked statically.
+//! into a shared object and embedded it compressed: parse tables are most of a grammar, and
+//! they compress about tenfold. The first use of a grammar inflates it into an anonymous
+//! in-memory file (`memfd_create`, nothing on disk) and `dlopen`s it; it then stays loaded for
+//! the life of the process. Elsewhere the grammar crates are linked statically.
 
 use std::sync::OnceLock;
 
@@ -40,20 +40,7 @@ impl Grammar {
 
     /// The C function the grammar exports.
     pub fn symbol(self) -> &'static str {
-        match self {
-            Grammar::C => "tree_sitter_c",
-            Grammar::Cpp => "tree_sitter_cpp",
-            Grammar::CSharp => "tree_sitter_c_sharp",
-            Grammar::Ruby => "tree_sitter_ruby",
-            Grammar::Php => "tree_sitter_php",
-            Grammar::Kotlin => "tree_sitter_kotlin",
-            Grammar::Scala => "tree_sitter_scala",
-            Grammar::Swift => "tree_sitter_swift",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
+        table::GRAMMARS[self as usize].2
     }
 }
 
@@ -68,20 +55,19 @@ pub struct GrammarError {
 /// The grammar's language, loaded on first use (once per process).
 pub fn language(g: Grammar) -> Result<Language, GrammarError> {
     static LOADED: [OnceLock<Result<Language, GrammarError>>; 8] = [const { OnceLock::new() }; 8];
-    LOADED[g.index()].get_or_init(|| load(g)).clone()
+    LOADED[g as usize].get_or_init(|| load(g)).clone()
 }
 
-/// Bytes of the grammars in this binary (compressed, inflated); zero where they are linked.
-pub fn embedded_size() -> (usize, usize) {
-    EMBEDDED
-        .iter()
-        .fold((0, 0), |(c, r), (_, bytes, raw)| (c + bytes.len(), r + raw))
-}
-
-include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+mod table;
 
 #[cfg(embedded_grammars)]
 mod dynamic;
+
+/// `EMBEDDED`, written by `build.rs`.
+#[cfg(embedded_grammars)]
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
 
 #[cfg(embedded_grammars)]
 fn load(g: Grammar) -> Result<Language, GrammarError> {
@@ -89,12 +75,10 @@ fn load(g: Grammar) -> Result<Language, GrammarError> {
         symbol: g.symbol(),
         reason,
     };
-    let Some((_, packed, raw_len)) = EMBEDDED.iter().find(|(s, _, _)| *s == g.symbol()) else {
-        return Err(fail("not embedded in this build".into()));
-    };
-    let object = miniz_oxide::inflate::decompress_to_vec_with_limit(packed, *raw_len)
+    let (packed, raw_len) = embedded::EMBEDDED[g as usize];
+    let object = miniz_oxide::inflate::decompress_to_vec_with_limit(packed, raw_len)
         .map_err(|e| fail(format!("embedded object does not inflate: {e:?}")))?;
-    if object.len() != *raw_len {
+    if object.len() != raw_len {
         return Err(fail(format!(
             "embedded object inflates to {} bytes, not {raw_len}",
             object.len()
@@ -104,13 +88,14 @@ fn load(g: Grammar) -> Result<Language, GrammarError> {
     // SAFETY: `f` is the grammar's exported `const TSLanguage *tree_sitter_x(void)`, from an
     // object this build compiled from the grammar crate's own sources; the library is never
     // unloaded, so the language it returns stays valid.
-    let language = Language::new(unsafe { tree_sitter_language::LanguageFn::from_raw(f) });
-    check_abi(g, language)
+    Ok(Language::new(unsafe {
+        tree_sitter_language::LanguageFn::from_raw(f)
+    }))
 }
 
 #[cfg(not(embedded_grammars))]
 fn load(g: Grammar) -> Result<Language, GrammarError> {
-    let language: Language = match g {
+    Ok(match g {
         Grammar::C => tree_sitter_c::LANGUAGE.into(),
         Grammar::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         Grammar::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
@@ -119,22 +104,7 @@ fn load(g: Grammar) -> Result<Language, GrammarError> {
         Grammar::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
         Grammar::Scala => tree_sitter_scala::LANGUAGE.into(),
         Grammar::Swift => tree_sitter_swift::LANGUAGE.into(),
-    };
-    check_abi(g, language)
-}
-
-/// A language the linked tree-sitter cannot run is refused here, not at each parse.
-fn check_abi(g: Grammar, language: Language) -> Result<Language, GrammarError> {
-    let abi = language.abi_version();
-    if (tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION..=tree_sitter::LANGUAGE_VERSION).contains(&abi)
-    {
-        Ok(language)
-    } else {
-        Err(GrammarError {
-            symbol: g.symbol(),
-            reason: format!("ABI version {abi} is not supported by this tree-sitter"),
-        })
-    }
+    })
 }
 
 #[cfg(test)]
@@ -198,8 +168,9 @@ mod tests {
     #[cfg(embedded_grammars)]
     #[test]
     fn embedded_grammars_are_compressed() {
-        let (packed, raw) = embedded_size();
-        assert_eq!(EMBEDDED.len(), Grammar::ALL.len());
+        let (packed, raw) = embedded::EMBEDDED
+            .iter()
+            .fold((0, 0), |(p, r), (bytes, raw)| (p + bytes.len(), r + raw));
         assert!(packed * 4 < raw, "{packed} of {raw}");
     }
 }

@@ -40,8 +40,8 @@ pub fn first_code_budget(budget: usize) -> usize {
 
 /// Packs `ranked` into an answer of at most `budget` tokens (0 = no cap: as much code as the
 /// nodes above the relevance cliff take shown whole, packed in one round): `lay_out` turns a
-/// selection into an answer, `tokens` counts it. The fullest answer within the budget wins; if none fits (a
-/// budget too small for anything but the frame), the last try.
+/// selection into an answer, `tokens` counts it. The fullest answer within the budget wins;
+/// if none fits (a budget too small for anything but the frame), the last try.
 pub fn fit_answer<A>(
     packer: &Packer<'_>,
     ranked: &[Ranked],
