@@ -1,9 +1,12 @@
 //! The mention signal: code the question names outright — identifiers in backticks or with
 //! code shape (`snake_case`, `camelCase`, `Type::method`, `a.b.c`, `--flag`), and file paths
-//! (tracebacks). A name the user typed is the strongest evidence there is.
+//! and places (`src/lib.rs:105`, traceback frames; see [`super::locations`]). A name the user
+//! typed is the strongest evidence there is, and a line the user points at names its
+//! definition as well as a name does.
 
 use std::collections::{HashMap, HashSet};
 
+use super::locations::{self, Location};
 use crate::link::{EdgeKind, Graph};
 use crate::model::DefKind;
 
@@ -19,8 +22,8 @@ const SPECIFIC_NAME: usize = 3;
 pub struct Mentions {
     /// Last segments of code-shaped identifiers (`get_auth_from_url`, `resolve_redirects`).
     names: HashSet<String>,
-    /// File paths or path suffixes (`requests/models.py`).
-    paths: Vec<String>,
+    /// File paths, with a line when the question gives one.
+    locations: Vec<Location>,
 }
 
 fn code_shaped(word: &str) -> bool {
@@ -34,7 +37,6 @@ fn code_shaped(word: &str) -> bool {
 impl Mentions {
     pub fn of(question: &str) -> Mentions {
         let mut names = HashSet::new();
-        let mut paths = Vec::new();
         // Backticked spans are code whatever their shape.
         let mut in_tick = false;
         for (i, part) in question.split('`').enumerate() {
@@ -53,9 +55,8 @@ impl Mentions {
             if w.is_empty() {
                 continue;
             }
-            // Paths: something/with.ext (traceback lines, "in src/foo.rs").
+            // Paths are locations (below), not names.
             if w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')) {
-                paths.push(w.trim_start_matches("./").to_lowercase());
                 continue;
             }
             // Dotted or path-qualified names: keep the last segment and the whole.
@@ -71,31 +72,24 @@ impl Mentions {
                 names.insert(last.trim_end_matches("()").to_lowercase());
             }
         }
-        Mentions { names, paths }
+        Mentions {
+            names,
+            locations: locations::locations(question),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.paths.is_empty()
+        self.names.is_empty() && self.locations.is_empty()
     }
 
-    /// A score per node: [`NAMED`] (3) for a node named as mentioned, 1 for being in a
-    /// mentioned file (2 for the file node itself).
+    /// A score per node: [`NAMED`] (3) for a node named as mentioned or holding a line the
+    /// question points at, 1 for being in a mentioned file (2 for the file node itself).
     pub fn scores(&self, g: &Graph) -> Vec<f32> {
         let mut scores = vec![0.0f32; g.nodes.len()];
         if self.is_empty() {
             return scores;
         }
-        let mut file_hits: HashMap<u32, f32> = HashMap::new();
-        for (fi, f) in g.files.iter().enumerate() {
-            let lower = f.path.to_lowercase();
-            if self
-                .paths
-                .iter()
-                .any(|p| lower.ends_with(p.as_str()) || p.ends_with(lower.as_str()))
-            {
-                file_hits.insert(fi as u32, 1.0);
-            }
-        }
+        let located = locations::resolve(&self.locations, g);
         // Every node's name is compared, on every question: lower-case it into one buffer, and
         // only when its length is one a mentioned name has (a String per node was 6 % of a
         // warm query on kafka's 115k nodes).
@@ -119,12 +113,11 @@ impl Mentions {
                     named.push(node);
                 }
             }
-            if let Some(&h) = file_hits.get(&file) {
-                s += if def.kind == DefKind::File {
-                    2.0 * h
-                } else {
-                    h
-                };
+            if s == 0.0 && located.nodes.binary_search(&node).is_ok() {
+                s += NAMED;
+            }
+            if located.files.binary_search(&file).is_ok() {
+                s += if def.kind == DefKind::File { 2.0 } else { 1.0 };
             }
             scores[node as usize] = s;
         }
@@ -185,7 +178,7 @@ mod tests {
             assert!(m.names.contains(n), "{n} in {:?}", m.names);
         }
         assert!(!m.names.contains("because"));
-        assert_eq!(m.paths, vec!["requests/models.py".to_string()]);
+        assert_eq!(m.locations, locations::locations("requests/models.py:12"));
     }
 
     fn scores_by_name(question: &str, sources: &[(&str, &str)]) -> Vec<(String, f32)> {
@@ -213,6 +206,30 @@ mod tests {
         assert_eq!(of("bind_route"), REFERRER, "{scores:?}");
         assert_eq!(of("start"), 0.0);
         assert_eq!(of("log_handler"), 0.0);
+    }
+
+    #[test]
+    fn a_line_the_question_points_at_names_its_definition() {
+        let schema = "class Schema:\n    def load(self):\n        return 1\n\n    def dump(self):\n        return 2\n";
+        let scores = scores_by_name(
+            "Traceback:\n  File \"/venv/site-packages/pkg/schema.py\", line 5, in dump",
+            &[
+                ("src/pkg/schema.py", schema),
+                ("src/other.py", "def dump():\n    return 3\n"),
+            ],
+        );
+        let of = |name: &str| -> Vec<f32> {
+            scores
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|s| s.1)
+                .collect()
+        };
+        // `dump` is no code-shaped name: the line names it, and only the one in that file.
+        let mut dumps = of("dump");
+        dumps.sort_by(f32::total_cmp);
+        assert_eq!(dumps, [0.0, NAMED + 1.0], "{scores:?}");
+        assert_eq!(of("load"), [1.0]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod features;
 pub mod learned;
+pub mod locations;
 pub mod mentions;
 
 use crate::index::Index;

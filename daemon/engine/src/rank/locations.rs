@@ -1,0 +1,285 @@
+//! Places in the code a question points at: file paths, with the line when it gives one.
+//!
+//! Issues carry locations in many shapes: traceback frames (`File "…/marshmallow/schema.py",
+//! line 628, in _do_load`), compiler, panic and log positions (`grep-regex/src/literal.rs:105:`,
+//! `src/main.rs:9:5`), JavaScript and Java frames (`(…/axios/lib/utils.js:195:12)`,
+//! `(Gson.java:932)`) and links to a line (`…/blob/<rev>/src/x.ts#L61`). The path is the
+//! user's — an installed package, another checkout — so it meets a repository file by its
+//! trailing components, not as written. The line names the definition that holds it.
+
+use crate::link::Graph;
+use crate::model::DefKind;
+
+/// At most this many locations are taken from one question (a pasted log can hold hundreds).
+const MAX_LOCATIONS: usize = 64;
+
+/// A file path the question mentions, and the line it names there, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Lower-cased path components, without empty, `.` and drive (`c:`) components.
+    components: Vec<String>,
+    pub line: Option<u32>,
+}
+
+impl Location {
+    #[cfg(test)]
+    pub fn path(&self) -> String {
+        self.components.join("/")
+    }
+}
+
+/// The locations of `question`, in order of appearance, repeated ones once.
+pub fn locations(question: &str) -> Vec<Location> {
+    let words: Vec<&str> = question
+        .split(|c: char| c.is_whitespace() || "\"'(),;<>[]{}=|`".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<Location> = Vec::new();
+    for (i, raw) in words.iter().enumerate() {
+        let Some(mut loc) = location(raw) else {
+            continue;
+        };
+        // A Python frame: `File "path", line N, in name`.
+        if loc.line.is_none()
+            && words
+                .get(i + 1)
+                .is_some_and(|w| w.eq_ignore_ascii_case("line"))
+        {
+            loc.line = words.get(i + 2).and_then(|w| w.parse().ok());
+        }
+        if !out.contains(&loc) {
+            out.push(loc);
+            if out.len() == MAX_LOCATIONS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// One word as a location: a path with a file name (`dir/name.ext`), or a bare file name that
+/// gives a line (`Gson.java:932`) — a bare name without one is too often prose (`Node.js`).
+fn location(raw: &str) -> Option<Location> {
+    let mut s = raw.replace('\\', "/");
+    let mut line = None;
+    // A link to a line: `…/x.ts#L61` or `#L61-L70`.
+    if let Some(i) = s.find("#L") {
+        line = leading_number(&s[i + 2..]);
+        s.truncate(i);
+    }
+    let mut s = s
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_string();
+    // `path:line` or `path:line:column`; the number next to the path is the line.
+    for _ in 0..2 {
+        let Some((head, tail)) = s.rsplit_once(':') else {
+            break;
+        };
+        if tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        line = tail.parse().ok();
+        s = head.to_string();
+    }
+    let components: Vec<String> = s
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != "." && !(c.len() == 2 && c.ends_with(':')))
+        .map(str::to_lowercase)
+        .collect();
+    let name = components.last()?;
+    let (stem, ext) = name.rsplit_once('.')?;
+    let file_like = !stem.is_empty()
+        && (1..=6).contains(&ext.len())
+        && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        && ext.bytes().any(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-+@".contains(&b));
+    if !file_like || (components.len() == 1 && line.is_none()) {
+        return None;
+    }
+    Some(Location { components, line })
+}
+
+fn leading_number(s: &str) -> Option<u32> {
+    let end = s.bytes().take_while(u8::is_ascii_digit).count();
+    s[..end].parse().ok()
+}
+
+/// How many trailing components `path` (a repository path) shares with `loc`.
+fn shared_tail(loc: &[String], path: &str) -> usize {
+    loc.iter()
+        .rev()
+        .zip(path.rsplit('/'))
+        .take_while(|(a, b)| a.as_str() == b.to_lowercase())
+        .count()
+}
+
+/// The files each location names, and the definitions its line falls in.
+#[derive(Debug, Default)]
+pub struct Located {
+    /// Files a location names.
+    pub files: Vec<u32>,
+    /// The innermost definition (not the file) holding each named line.
+    pub nodes: Vec<u32>,
+}
+
+/// Resolves `locations` against `g`. A location names the files sharing the most trailing
+/// components with it: two or more (`marshmallow/schema.py` in a `src/` layout), or a file's
+/// whole path (`setup.py`), or — for a bare file name — the one file of that name.
+pub fn resolve(locations: &[Location], g: &Graph) -> Located {
+    let mut located = Located::default();
+    for loc in locations {
+        let mut best = 0;
+        let mut files = Vec::new();
+        for (fi, f) in g.files.iter().enumerate() {
+            let shared = shared_tail(&loc.components, &f.path);
+            let whole = shared == f.path.split('/').count();
+            if shared == 0 || !(shared >= 2 || whole || loc.components.len() == 1) {
+                continue;
+            }
+            if shared > best {
+                best = shared;
+                files.clear();
+            }
+            if shared == best {
+                files.push(fi as u32);
+            }
+        }
+        if loc.components.len() == 1 && files.len() > 1 {
+            continue;
+        }
+        for &fi in &files {
+            if let Some(line) = loc.line
+                && let Some(node) = innermost_holding(g, fi, line)
+            {
+                located.nodes.push(node);
+            }
+        }
+        located.files.extend(files);
+    }
+    for v in [&mut located.files, &mut located.nodes] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    located
+}
+
+/// The smallest definition of file `fi` (not the file itself) whose lines hold `line`.
+fn innermost_holding(g: &Graph, fi: u32, line: u32) -> Option<u32> {
+    let (start, end) = (
+        *g.file_start.get(fi as usize)?,
+        *g.file_start.get(fi as usize + 1)?,
+    );
+    (start..end)
+        .filter(|&n| {
+            let d = g.def(n);
+            d.kind != DefKind::File && d.start_line <= line && line <= d.end_line
+        })
+        .min_by_key(|&n| {
+            let d = g.def(n);
+            (d.end_line - d.start_line, std::cmp::Reverse(n))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(question: &str) -> Vec<(String, Option<u32>)> {
+        locations(question)
+            .iter()
+            .map(|l| (l.path(), l.line))
+            .collect()
+    }
+
+    #[test]
+    fn reads_the_shapes_issues_write_locations_in() {
+        let q = "Traceback:\n  File \"/env/lib/site-packages/marshmallow/schema.py\", line 628, in _do_load\n\
+                 DEBUG|grep_regex::literal|grep-regex/src/literal.rs:105: found\n\
+                 panicked at 'boom', src/main.rs:9:5\n\
+                 at com.google.gson.Gson.fromJson(Gson.java:932)\n\
+                 at Object.<anonymous> (/app/node_modules/axios/lib/utils.js:195:12)\n\
+                 see https://github.com/o/r/blob/abc123/src/generators/theme.ts#L61-L70\n\
+                 and C:\\proj\\src\\pkg\\__init__.py:1 and requests/models.py";
+        assert_eq!(
+            found(q),
+            [
+                (
+                    "env/lib/site-packages/marshmallow/schema.py".into(),
+                    Some(628)
+                ),
+                ("grep-regex/src/literal.rs".into(), Some(105)),
+                ("src/main.rs".into(), Some(9)),
+                ("gson.java".into(), Some(932)),
+                ("app/node_modules/axios/lib/utils.js".into(), Some(195)),
+                (
+                    "https:/github.com/o/r/blob/abc123/src/generators/theme.ts".into(),
+                    Some(61)
+                ),
+                ("proj/src/pkg/__init__.py".into(), Some(1)),
+                ("requests/models.py".into(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn prose_with_dots_is_no_location() {
+        assert!(found("Node.js and Vue.js, e.g. v1.2.3, see docs/ and 3.14 or a/b.").is_empty());
+        assert!(found("").is_empty());
+        assert!(found("é/ü.ß:: :12 /:3 #L #L99 x.py#L").is_empty());
+    }
+
+    fn graph() -> Graph {
+        crate::testing::graph_of(&[
+            (
+                "src/marshmallow/schema.py",
+                "import os\n\nclass Schema:\n    def load(self):\n        return 1\n\n    def dump(self):\n        return 2\n",
+            ),
+            ("tests/schema.py", "def load():\n    return 3\n"),
+            ("setup.py", "x = 1\n"),
+        ])
+    }
+
+    fn names(g: &Graph, nodes: &[u32]) -> Vec<String> {
+        nodes.iter().map(|&n| g.def(n).name.clone()).collect()
+    }
+
+    #[test]
+    fn a_line_names_the_innermost_definition_of_the_best_matching_file() {
+        let g = graph();
+        let l = resolve(
+            &locations("File \"/venv/site-packages/marshmallow/schema.py\", line 7, in dump"),
+            &g,
+        );
+        assert_eq!(l.files.len(), 1);
+        assert_eq!(
+            g.files[l.files[0] as usize].path,
+            "src/marshmallow/schema.py"
+        );
+        assert_eq!(names(&g, &l.nodes), ["dump"]);
+        // Out of range or on no definition's lines: the file alone.
+        let l = resolve(&locations("src/marshmallow/schema.py:400"), &g);
+        assert_eq!((l.files.len(), l.nodes.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_bare_name_or_a_single_shared_component_must_be_unambiguous() {
+        let g = graph();
+        // Two files are called schema.py: a bare name names neither.
+        assert!(resolve(&locations("(schema.py:4)"), &g).files.is_empty());
+        // One shared component that is not a file's whole path: another project's file.
+        assert!(
+            resolve(&locations("/usr/lib/python3/other/schema.py:4"), &g)
+                .files
+                .is_empty()
+        );
+        // A root file's whole path is enough.
+        assert_eq!(
+            resolve(&locations("/home/u/proj/setup.py:1"), &g)
+                .files
+                .len(),
+            1
+        );
+    }
+}
