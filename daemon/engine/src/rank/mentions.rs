@@ -20,10 +20,42 @@ const SPECIFIC_NAME: usize = 3;
 
 /// Identifiers and paths the question mentions, lower-cased.
 pub struct Mentions {
-    /// Last segments of code-shaped identifiers (`get_auth_from_url`, `resolve_redirects`).
-    names: HashSet<String>,
+    /// Last segments of code-shaped identifiers (`get_auth_from_url`, `resolve_redirects`),
+    /// with the owners they were qualified by (`Session.send`: `send` owned by `session`).
+    names: HashMap<String, Qualified>,
     /// File paths, with a line when the question gives one.
     locations: Vec<Location>,
+}
+
+/// How the question wrote one name.
+#[derive(Debug, Default)]
+struct Qualified {
+    /// Alone somewhere (`send`, or a backticked `Session` before its `.send`).
+    bare: bool,
+    /// The segment before it wherever it was qualified (`session` of `Session.send`).
+    owners: Vec<String>,
+}
+
+/// Notes `name` as mentioned, qualified by `owner` if given.
+fn note(names: &mut HashMap<String, Qualified>, name: &str, owner: Option<&str>) {
+    let q = names.entry(name.to_lowercase()).or_default();
+    match owner {
+        Some(o) => {
+            let o = o.to_lowercase();
+            if !q.owners.contains(&o) {
+                q.owners.push(o);
+            }
+        }
+        None => q.bare = true,
+    }
+}
+
+/// The segments of a qualified name (`a.b.C::d()` → `a`, `b`, `C`, `d`), `()` dropped.
+fn segments(word: &str) -> Vec<&str> {
+    word.split(['.', ':', '#'])
+        .map(|s| s.trim_end_matches("()"))
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn code_shaped(word: &str) -> bool {
@@ -36,20 +68,23 @@ fn code_shaped(word: &str) -> bool {
 
 impl Mentions {
     pub fn of(question: &str) -> Mentions {
-        let mut names = HashSet::new();
-        // Backticked spans are code whatever their shape.
-        let mut in_tick = false;
-        for (i, part) in question.split('`').enumerate() {
-            in_tick = i % 2 == 1;
-            if in_tick && part.len() < 80 {
-                for w in part.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-                    if w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()) {
-                        names.insert(w.to_lowercase());
+        let mut names = HashMap::new();
+        // Backticked spans are code whatever their shape: every segment of a chain is
+        // mentioned, its last qualified by the one before (`Session.send`).
+        for part in question.split('`').skip(1).step_by(2) {
+            if part.len() >= 80 {
+                continue;
+            }
+            for chain in part.split(|c: char| !(c.is_alphanumeric() || "_.:#".contains(c))) {
+                let segs = segments(chain);
+                for (i, seg) in segs.iter().enumerate() {
+                    if seg.len() >= 3 && !seg.chars().all(|c| c.is_ascii_digit()) {
+                        let owner = (i > 0 && i + 1 == segs.len()).then(|| segs[i - 1]);
+                        note(&mut names, seg, owner);
                     }
                 }
             }
         }
-        let _ = in_tick;
         for raw in question.split(|c: char| c.is_whitespace() || "\"'(),;<>[]{}=".contains(c)) {
             let w = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '/'));
             if w.is_empty() {
@@ -59,17 +94,25 @@ impl Mentions {
             if w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')) {
                 continue;
             }
-            // Dotted or path-qualified names: keep the last segment and the whole.
-            let last = w.rsplit([':', '.']).find(|s| !s.is_empty()).unwrap_or(w);
             let flag = raw.trim_start().starts_with("--");
             if flag && w.len() >= 3 {
-                names.insert(w.trim_start_matches('-').replace('-', "_").to_lowercase());
+                note(
+                    &mut names,
+                    &w.trim_start_matches('-').replace('-', "_"),
+                    None,
+                );
                 continue;
             }
+            // Dotted or path-qualified names: the last segment, qualified by the one before.
+            let segs = segments(w);
+            let Some(&last) = segs.last() else {
+                continue;
+            };
             if (code_shaped(last) || w.contains("::") || (w.contains('.') && code_shaped(w)))
                 && last.len() >= 3
             {
-                names.insert(last.trim_end_matches("()").to_lowercase());
+                let owner = (segs.len() > 1).then(|| segs[segs.len() - 2]);
+                note(&mut names, last, owner);
             }
         }
         Mentions {
@@ -80,6 +123,51 @@ impl Mentions {
 
     pub fn is_empty(&self) -> bool {
         self.names.is_empty() && self.locations.is_empty()
+    }
+
+    /// The definitions the question names, in order. A name the question only wrote qualified
+    /// (`Session.send`, `Gson.fromJson`, `literal::extract`) names the definitions of that name
+    /// whose owner — enclosing definition, file stem or directory — is the qualifier, when
+    /// there are any; otherwise every definition of the name (`self.send`).
+    fn named(&self, g: &Graph) -> Vec<u32> {
+        // Every node's name is compared, on every question: lower-case it into one buffer, and
+        // only when its length is one a mentioned name has (a String per node was 6 % of a
+        // warm query on kafka's 115k nodes).
+        let lengths = self
+            .names
+            .keys()
+            .fold(0u64, |m, n| m | 1u64 << n.len().min(63));
+        let mut lower = String::new();
+        let mut named = Vec::new();
+        // Qualified-only names: (name, node, whether its owner is a qualifier).
+        let mut qualified: Vec<(&str, u32, bool)> = Vec::new();
+        for node in 0..g.nodes.len() as u32 {
+            let def = g.def(node);
+            if matches!(def.kind, DefKind::File | DefKind::Region)
+                || (def.name.is_ascii() && lengths & 1u64 << def.name.len().min(63) == 0)
+            {
+                continue;
+            }
+            lower.clear();
+            lower.extend(def.name.chars().flat_map(char::to_lowercase));
+            let Some((name, q)) = self.names.get_key_value(lower.as_str()) else {
+                continue;
+            };
+            if q.bare {
+                named.push(node);
+            } else {
+                qualified.push((name, node, owned_by(g, node, &q.owners)));
+            }
+        }
+        let owned: HashSet<&str> = qualified.iter().filter(|q| q.2).map(|q| q.0).collect();
+        named.extend(
+            qualified
+                .iter()
+                .filter(|(name, _, own)| *own || !owned.contains(name))
+                .map(|q| q.1),
+        );
+        named.sort_unstable();
+        named
     }
 
     /// A score per node: [`NAMED`] (3) for a node named as mentioned or holding a line the
@@ -93,27 +181,12 @@ impl Mentions {
         // Every node's name is compared, on every question: lower-case it into one buffer, and
         // only when its length is one a mentioned name has (a String per node was 6 % of a
         // warm query on kafka's 115k nodes).
-        let lengths = self
-            .names
-            .iter()
-            .fold(0u64, |m, n| m | 1u64 << n.len().min(63));
-        let mut lower = String::new();
-        let mut named = Vec::new();
+        let named = self.named(g);
         for node in 0..g.nodes.len() as u32 {
             let def = g.def(node);
             let file = g.nodes[node as usize].file;
             let mut s = 0.0;
-            if !matches!(def.kind, DefKind::File | DefKind::Region)
-                && (!def.name.is_ascii() || lengths & 1u64 << def.name.len().min(63) != 0)
-            {
-                lower.clear();
-                lower.extend(def.name.chars().flat_map(char::to_lowercase));
-                if self.names.contains(lower.as_str()) {
-                    s += NAMED;
-                    named.push(node);
-                }
-            }
-            if s == 0.0 && located.nodes.binary_search(&node).is_ok() {
+            if named.binary_search(&node).is_ok() || located.nodes.binary_search(&node).is_ok() {
                 s += NAMED;
             }
             if located.files.binary_search(&file).is_ok() {
@@ -124,6 +197,26 @@ impl Mentions {
         add_referrers(g, &named, &mut scores);
         scores
     }
+}
+
+/// Whether one of `owners` is `node`'s enclosing definition or a type that one extends or
+/// implements (`MockitoPlugins.getInlineMockMaker` names the implementation's method too), or
+/// its file stem or directory.
+fn owned_by(g: &Graph, node: u32, owners: &[String]) -> bool {
+    let is = |s: &str| owners.iter().any(|o| o.eq_ignore_ascii_case(s));
+    if let Some(p) = g.parent(node)
+        && (is(&g.def(p).name)
+            || g.targets(p, &[EdgeKind::Inherits, EdgeKind::Implements])
+                .any(|base| is(&g.def(base).name)))
+    {
+        return true;
+    }
+    let path = g.file_of(node).path.as_str();
+    let mut parts = path.rsplit('/');
+    let stem = parts
+        .next()
+        .map(|f| f.split_once('.').map_or(f, |(s, _)| s));
+    stem.is_some_and(is) || parts.next().is_some_and(is)
 }
 
 /// Code that uses a definition the question names (`named`): where a named function is called
@@ -175,9 +268,9 @@ mod tests {
             "no_ignore_vcs",
             "httpadapter",
         ] {
-            assert!(m.names.contains(n), "{n} in {:?}", m.names);
+            assert!(m.names.contains_key(n), "{n} in {:?}", m.names);
         }
-        assert!(!m.names.contains("because"));
+        assert!(!m.names.contains_key("because"));
         assert_eq!(m.locations, locations::locations("requests/models.py:12"));
     }
 
@@ -230,6 +323,49 @@ mod tests {
         dumps.sort_by(f32::total_cmp);
         assert_eq!(dumps, [0.0, NAMED + 1.0], "{scores:?}");
         assert_eq!(of("load"), [1.0]);
+    }
+
+    #[test]
+    fn a_qualified_name_names_the_definitions_its_qualifier_owns() {
+        let sessions = "class Session:\n    def send(self):\n        return 1\n";
+        let adapters = "class HTTPAdapter:\n    def send(self):\n        return 2\n";
+        let files = [("sessions.py", sessions), ("adapters.py", adapters)];
+        let sends = |question: &str| -> Vec<f32> {
+            let scores = scores_by_name(question, &files);
+            // adapters.py's `send` first, sessions.py's second (files in path order).
+            let s: Vec<f32> = scores
+                .iter()
+                .filter(|(n, _)| n == "send")
+                .map(|s| s.1)
+                .collect();
+            assert_eq!(s.len(), 2, "{scores:?}");
+            s
+        };
+        assert_eq!(sends("Why does `Session.send` hang?"), [0.0, NAMED]);
+        assert_eq!(
+            sends("at requests.sessions.Session.send_it and Session.send"),
+            [0.0, NAMED]
+        );
+        // The module (file stem) qualifies too.
+        assert_eq!(sends("`adapters.send` hangs"), [NAMED, 0.0]);
+        // A base qualifies its subclasses' methods.
+        let base = "class Adapter:\n    def send(self):\n        return 0\n";
+        let derived = "from base import Adapter\n\nclass HTTPAdapter(Adapter):\n    def send(self):\n        return 2\n";
+        let other = "class Other:\n    def send(self):\n        return 3\n";
+        let scores = scores_by_name(
+            "`Adapter.send` hangs",
+            &[("base.py", base), ("http.py", derived), ("other.py", other)],
+        );
+        let s: Vec<f32> = scores
+            .iter()
+            .filter(|(n, _)| n == "send")
+            .map(|s| s.1)
+            .collect();
+        assert_eq!(s, [NAMED, NAMED, 0.0], "{scores:?}");
+        // A qualifier that owns no `send` (a variable) leaves every `send` named.
+        assert_eq!(sends("`self.send()` hangs"), [NAMED, NAMED]);
+        // Written bare anywhere: every `send`.
+        assert_eq!(sends("`Session.send` and `send`"), [NAMED, NAMED]);
     }
 
     #[test]
