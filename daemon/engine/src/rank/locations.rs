@@ -106,12 +106,12 @@ fn leading_number(s: &str) -> Option<u32> {
     s[..end].parse().ok()
 }
 
-/// How many trailing components `path` (a repository path) shares with `loc`.
+/// How many trailing components `path` (a lower-cased repository path) shares with `loc`.
 fn shared_tail(loc: &[String], path: &str) -> usize {
     loc.iter()
         .rev()
         .zip(path.rsplit('/'))
-        .take_while(|(a, b)| a.as_str() == b.to_lowercase())
+        .take_while(|(a, b)| a.as_str() == *b)
         .count()
 }
 
@@ -129,12 +129,20 @@ pub struct Located {
 /// whole path (`setup.py`), or — for a bare file name — the one file of that name.
 pub fn resolve(locations: &[Location], g: &Graph) -> Located {
     let mut located = Located::default();
+    if locations.is_empty() {
+        return located;
+    }
+    let paths: Vec<(String, usize)> = g
+        .files
+        .iter()
+        .map(|f| (f.path.to_lowercase(), f.path.split('/').count()))
+        .collect();
     for loc in locations {
         let mut best = 0;
         let mut files = Vec::new();
-        for (fi, f) in g.files.iter().enumerate() {
-            let shared = shared_tail(&loc.components, &f.path);
-            let whole = shared == f.path.split('/').count();
+        for (fi, (path, components)) in paths.iter().enumerate() {
+            let shared = shared_tail(&loc.components, path);
+            let whole = shared == *components;
             if shared == 0 || !(shared >= 2 || whole || loc.components.len() == 1) {
                 continue;
             }
