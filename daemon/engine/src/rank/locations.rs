@@ -36,16 +36,28 @@ pub fn locations(question: &str) -> Vec<Location> {
         .collect();
     let mut out: Vec<Location> = Vec::new();
     for (i, raw) in words.iter().enumerate() {
+        // .NET writes `in C:\src\Foo.cs:line 42`.
+        let (raw, dotnet) = match raw.len().checked_sub(5) {
+            Some(cut) if raw.is_char_boundary(cut) && raw[cut..].eq_ignore_ascii_case(":line") => {
+                (&raw[..cut], true)
+            }
+            _ => (*raw, false),
+        };
         let Some(mut loc) = location(raw) else {
             continue;
         };
-        // A Python frame: `File "path", line N, in name`.
-        if loc.line.is_none()
-            && words
+        let number = |k: usize| words.get(k).and_then(|w| w.parse::<u32>().ok());
+        if loc.line.is_none() {
+            // A Python frame: `File "path", line N, in name`.
+            if words
                 .get(i + 1)
                 .is_some_and(|w| w.eq_ignore_ascii_case("line"))
-        {
-            loc.line = words.get(i + 2).and_then(|w| w.parse().ok());
+            {
+                loc.line = number(i + 2);
+            } else if dotnet || follows(question, raw, '(') {
+                // .NET's `:line N`; PHP's `Foo.php(123)`, TypeScript's `foo.ts(12,5)`.
+                loc.line = number(i + 1);
+            }
         }
         if !out.contains(&loc) {
             out.push(loc);
@@ -55,6 +67,12 @@ pub fn locations(question: &str) -> Vec<Location> {
         }
     }
     out
+}
+
+/// Whether `word`, a slice of `text`, is followed there by `c`.
+fn follows(text: &str, word: &str, c: char) -> bool {
+    let end = (word.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize) + word.len();
+    text.get(end..).is_some_and(|rest| rest.starts_with(c))
 }
 
 /// One word as a location: a path with a file name (`dir/name.ext`), or a bare file name that
@@ -209,7 +227,10 @@ mod tests {
                  at com.google.gson.Gson.fromJson(Gson.java:932)\n\
                  at Object.<anonymous> (/app/node_modules/axios/lib/utils.js:195:12)\n\
                  see https://github.com/o/r/blob/abc123/src/generators/theme.ts#L61-L70\n\
-                 and C:\\proj\\src\\pkg\\__init__.py:1 and requests/models.py";
+                 and C:\\proj\\src\\pkg\\__init__.py:1 and requests/models.py\n\
+                 at Foo.Bar() in C:\\src\\Lib\\Reader.cs:line 42\n\
+                 #0 /app/vendor/pkg/src/Thing.php(123): Pkg\\Thing->run()\n\
+                 src/app.ts(12,5): error TS2345 and notes.txt (2 times)";
         assert_eq!(
             found(q),
             [
@@ -227,6 +248,9 @@ mod tests {
                 ),
                 ("proj/src/pkg/__init__.py".into(), Some(1)),
                 ("requests/models.py".into(), None),
+                ("src/lib/reader.cs".into(), Some(42)),
+                ("app/vendor/pkg/src/thing.php".into(), Some(123)),
+                ("src/app.ts".into(), Some(12)),
             ]
         );
     }
