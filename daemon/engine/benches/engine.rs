@@ -167,6 +167,7 @@ fn main() {
         p(1.0)
     );
     rankers_side_by_side(&engine, &questions);
+    mentions_side_by_side(&engine);
     println!("peak memory: {:.0} MB", peak_rss_mb());
 }
 
@@ -174,6 +175,42 @@ fn main() {
 /// before issue 14), on the same engine in one process: the two rankers alternate query by
 /// query, so a noisy neighbour slows both alike, and the paired difference per round is
 /// reported beside each one's p50. Budget 4000; `RANKER_RUNS` rounds (default 200).
+/// The mention signal on a pasted traceback (frames citing 32 of the repository's own files,
+/// path and line, as `rank::locations` reads them) beside the same frames without their
+/// paths (both name `handle_request`): what resolving cited locations against every file costs.
+fn mentions_side_by_side(engine: &Engine) {
+    use fittok_engine::rank::mentions::Mentions;
+    let g = &engine.repo.graph;
+    let step = (g.files.len() / 32).max(1);
+    let mut traceback = String::from("Traceback (most recent call last):\n");
+    let mut plain = String::from("Traceback (most recent call last):\n");
+    for f in g.files.iter().step_by(step).take(32) {
+        traceback.push_str(&format!(
+            "  File \"/venv/lib/site-packages/{}\", line 12, in handle_request\n",
+            f.path
+        ));
+        plain.push_str("  File the handler, line 12, in handle_request\n");
+    }
+    let mut times = [Vec::new(), Vec::new()];
+    for round in 0..50 {
+        for k in 0..2 {
+            let i = (k + round) % 2;
+            let q = if i == 0 { &plain } else { &traceback };
+            let t = Instant::now();
+            let scores = Mentions::of(q).scores(g);
+            times[i].push(ms(t.elapsed()));
+            assert_eq!(scores.len(), g.nodes.len());
+        }
+    }
+    let [mut a, mut b] = times;
+    println!(
+        "mention signal, {} files: plain question p50 {:.2} ms, traceback of 32 frames p50 {:.2} ms",
+        g.files.len(),
+        p50(&mut a).unwrap_or(f64::NAN),
+        p50(&mut b).unwrap_or(f64::NAN)
+    );
+}
+
 fn rankers_side_by_side(engine: &Engine, questions: &[String]) {
     use fittok_engine::rank::Ranker;
     let runs: usize = std::env::var("RANKER_RUNS")

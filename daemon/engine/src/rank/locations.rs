@@ -16,7 +16,7 @@ const MAX_LOCATIONS: usize = 64;
 /// A file path the question mentions, and the line it names there, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
-    /// Lower-cased path components, without empty, `.` and drive (`c:`) components.
+    /// ASCII-lower-cased path components, without empty, `.` and drive (`c:`) components.
     components: Vec<String>,
     pub line: Option<u32>,
 }
@@ -102,7 +102,7 @@ fn location(raw: &str) -> Option<Location> {
     let components: Vec<String> = s
         .split('/')
         .filter(|c| !c.is_empty() && *c != "." && !(c.len() == 2 && c.ends_with(':')))
-        .map(str::to_lowercase)
+        .map(str::to_ascii_lowercase)
         .collect();
     let name = components.last()?;
     let (stem, ext) = name.rsplit_once('.')?;
@@ -124,12 +124,12 @@ fn leading_number(s: &str) -> Option<u32> {
     s[..end].parse().ok()
 }
 
-/// How many trailing components `path` (a lower-cased repository path) shares with `loc`.
+/// How many trailing components `path` (a repository path) shares with `loc` (lower-cased).
 fn shared_tail(loc: &[String], path: &str) -> usize {
     loc.iter()
         .rev()
         .zip(path.rsplit('/'))
-        .take_while(|(a, b)| a.as_str() == *b)
+        .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
         .count()
 }
 
@@ -150,18 +150,39 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
     if locations.is_empty() {
         return located;
     }
-    let paths: Vec<(String, usize)> = g
-        .files
-        .iter()
-        .map(|f| (f.path.to_lowercase(), f.path.split('/').count()))
-        .collect();
-    for loc in locations {
+    // One pass over the files looks up each file's name (hashed ASCII-lower-cased, no
+    // allocation): a location can only name files of its own name.
+    let mut by_name: std::collections::HashMap<u64, Vec<usize>, crate::index::tokenize::FnvBuild> =
+        Default::default();
+    for (li, loc) in locations.iter().enumerate() {
+        if let Some(name) = loc.components.last() {
+            by_name.entry(name_hash(name)).or_default().push(li);
+        }
+    }
+    let mut named_files: Vec<Vec<u32>> = vec![Vec::new(); locations.len()];
+    for (fi, f) in g.files.iter().enumerate() {
+        let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+        let Some(locs) = by_name.get(&name_hash(name)) else {
+            continue;
+        };
+        for &li in locs {
+            if locations[li]
+                .components
+                .last()
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            {
+                named_files[li].push(fi as u32);
+            }
+        }
+    }
+    for (loc, candidates) in locations.iter().zip(&named_files) {
         let mut best = 0;
         let mut files = Vec::new();
-        for (fi, (path, components)) in paths.iter().enumerate() {
+        for &fi in candidates {
+            let path = &g.files[fi as usize].path;
             let shared = shared_tail(&loc.components, path);
-            let whole = shared == *components;
-            if shared == 0 || !(shared >= 2 || whole || loc.components.len() == 1) {
+            let whole = shared == path.split('/').count();
+            if !(shared >= 2 || whole || loc.components.len() == 1) {
                 continue;
             }
             if shared > best {
@@ -169,7 +190,7 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
                 files.clear();
             }
             if shared == best {
-                files.push(fi as u32);
+                files.push(fi);
             }
         }
         if loc.components.len() == 1 && files.len() > 1 {
@@ -189,6 +210,13 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
         v.dedup();
     }
     located
+}
+
+/// FNV-1a of `name`, ASCII-lower-cased.
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The smallest definition of file `fi` (not the file itself) whose lines hold `line`.
