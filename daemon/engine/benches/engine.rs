@@ -197,7 +197,7 @@ fn mentions_side_by_side(engine: &Engine) {
             let i = (k + round) % 2;
             let q = if i == 0 { &plain } else { &traceback };
             let t = Instant::now();
-            let scores = Mentions::of(q).scores(g);
+            let scores = Mentions::of(q).scores(g, None);
             times[i].push(ms(t.elapsed()));
             assert_eq!(scores.len(), g.nodes.len());
         }

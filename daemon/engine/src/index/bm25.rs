@@ -147,6 +147,26 @@ impl Bm25 {
         (df > 0).then(|| self.idf_of_df(df))
     }
 
+    /// How many live documents hold `term`.
+    pub fn doc_frequency(&self, term: &str) -> u32 {
+        self.df(term)
+    }
+
+    /// The live documents holding `term`, in no particular order.
+    pub fn documents_with(&self, term: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        for p in &self.parts {
+            if let Some((docs, _)) = p.seg.postings(term) {
+                out.extend(
+                    docs.iter()
+                        .map(|&d| p.node[d as usize])
+                        .filter(|&n| n != DEAD),
+                );
+            }
+        }
+        out
+    }
+
     /// Scores every document against weighted query terms; returns the dense score array.
     pub fn score(&self, query: &[(String, f32)]) -> Vec<f32> {
         let mut scores = vec![0.0f32; self.docs as usize];

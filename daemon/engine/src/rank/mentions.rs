@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::locations::{self, Location};
+use crate::index::bm25::Bm25;
 use crate::link::{EdgeKind, Graph};
 use crate::model::DefKind;
 
@@ -17,6 +18,12 @@ pub const NAMED: f32 = 3.0;
 const REFERRER: f32 = 0.5;
 /// A name matching more definitions than this is too common for its users to be evidence.
 const SPECIFIC_NAME: usize = 3;
+/// A mentioned identifier written in more nodes than this is too common for them to be its
+/// users (see [`Mentions::scores`]). Dev hunk recall at 1500 / 4000 (full issues; titles and
+/// history validation within a hunk either way) with at most 8, 12, 20, 30 and 100 nodes:
+/// 37.3 / 56.9 (as without), 39.2 / 58.9, 38.8 / 58.4, 38.8 / 58.4, 37.8 / 57.4
+/// (`bench/results/dev.md`, session 28).
+const SPECIFIC_USES: u32 = 20;
 
 /// Identifiers and paths the question mentions, lower-cased.
 pub struct Mentions {
@@ -25,6 +32,9 @@ pub struct Mentions {
     names: HashMap<String, Qualified>,
     /// File paths, with a line when the question gives one.
     locations: Vec<Location>,
+    /// The identifiers of more than one part among `names`, as the index holds them whole
+    /// (`only_matching`, `onlyMatching` → `onlymatching`, see [`crate::index::tokenize`]).
+    joined: Vec<String>,
 }
 
 /// How the question wrote one name.
@@ -94,7 +104,10 @@ impl Mentions {
             if w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')) {
                 continue;
             }
-            let flag = raw.trim_start().starts_with("--");
+            // A flag may be backticked (`` `--only-matching` ``) or quoted.
+            let flag = raw
+                .trim_start_matches(|c: char| c.is_whitespace() || c == '`' || c == '*')
+                .starts_with("--");
             if flag && w.len() >= 3 {
                 note(
                     &mut names,
@@ -115,9 +128,11 @@ impl Mentions {
                 note(&mut names, last, owner);
             }
         }
+        let joined = joined_identifiers(question, &names);
         Mentions {
             names,
             locations: locations::locations(question),
+            joined,
         }
     }
 
@@ -171,8 +186,12 @@ impl Mentions {
     }
 
     /// A score per node: [`NAMED`] (3) for a node named as mentioned or holding a line the
-    /// question points at, 1 for being in a mentioned file (2 for the file node itself).
-    pub fn scores(&self, g: &Graph) -> Vec<f32> {
+    /// question points at, 1 for being in a mentioned file (2 for the file node itself), and
+    /// [`REFERRER`] for code that uses a specific named definition. With `content` (the
+    /// content index), code that writes a mentioned identifier few nodes write counts as its
+    /// user too: a field, option or key is read where its behaviour lives (`--only-matching`
+    /// is `self.only_matching` in the printer), and such reads are no call edges.
+    pub fn scores(&self, g: &Graph, content: Option<&Bm25>) -> Vec<f32> {
         let mut scores = vec![0.0f32; g.nodes.len()];
         if self.is_empty() {
             return scores;
@@ -200,9 +219,48 @@ impl Mentions {
                 };
             }
         }
-        add_referrers(g, &named, &mut scores);
+        let users = content.map_or_else(Vec::new, |c| self.users(c));
+        add_referrers(g, &named, users, &mut scores);
         scores
     }
+
+    /// The nodes whose own text holds a mentioned identifier of several parts that at most
+    /// [`SPECIFIC_USES`] nodes hold.
+    fn users(&self, content: &Bm25) -> Vec<u32> {
+        let mut out = Vec::new();
+        for term in &self.joined {
+            let df = content.doc_frequency(term);
+            if df == 0 || df > SPECIFIC_USES {
+                continue;
+            }
+            out.extend(content.documents_with(term));
+        }
+        out
+    }
+}
+
+/// The identifiers of several parts among the question's mentioned `names`, joined as the
+/// tokenizer joins them. Names are kept lower-cased, so the parts are read from the question's
+/// own spelling (`onlyMatching`), or from `_` and `-` (`only_matching`, `--only-matching`).
+fn joined_identifiers(question: &str, names: &HashMap<String, Qualified>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in question.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
+        let word = word.trim_matches('-');
+        let parts = crate::index::tokenize::split_identifier(word);
+        if parts.len() < 2 {
+            continue;
+        }
+        let name = word.to_lowercase().replace('-', "_");
+        if !names.contains_key(&name) {
+            continue;
+        }
+        let joined: String = parts.concat();
+        if joined.len() >= 6 && !out.contains(&joined) {
+            out.push(joined);
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Whether one of `owners` is `node`'s enclosing definition or a type that one extends or
@@ -227,8 +285,9 @@ fn owned_by(g: &Graph, node: u32, owners: &[String]) -> bool {
 
 /// Code that uses a definition the question names (`named`): where a named function is called
 /// or a named type is used is often where the fix goes (a handler registered, an option passed
-/// on). Only specific names count: one matching at most [`SPECIFIC_NAME`] definitions.
-fn add_referrers(g: &Graph, named: &[u32], scores: &mut [f32]) {
+/// on). Only specific names count: one matching at most [`SPECIFIC_NAME`] definitions. `users`
+/// (code writing a specific mentioned identifier) count the same, once per node.
+fn add_referrers(g: &Graph, named: &[u32], users: Vec<u32>, scores: &mut [f32]) {
     let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
     for &node in named {
         by_name
@@ -242,7 +301,7 @@ fn add_referrers(g: &Graph, named: &[u32], scores: &mut [f32]) {
         EdgeKind::Inherits,
         EdgeKind::Implements,
     ];
-    let mut add = Vec::new();
+    let mut add = users;
     for nodes in by_name.values().filter(|n| n.len() <= SPECIFIC_NAME) {
         for &named in nodes {
             add.extend(g.sources(named, &kinds).filter(|&from| from != named));
@@ -282,11 +341,46 @@ mod tests {
 
     fn scores_by_name(question: &str, sources: &[(&str, &str)]) -> Vec<(String, f32)> {
         let g = crate::testing::graph_of(sources);
-        let scores = Mentions::of(question).scores(&g);
+        let scores = Mentions::of(question).scores(&g, None);
         (0..g.nodes.len() as u32)
             .filter(|&n| !matches!(g.def(n).kind, DefKind::File | DefKind::Region))
             .map(|n| (g.def(n).name.clone(), scores[n as usize]))
             .collect()
+    }
+
+    #[test]
+    fn code_writing_a_specific_mentioned_identifier_is_its_user() {
+        use std::sync::Arc;
+        let printer = "class Printer:\n    def only_matching(self, yes):\n        self.only_matching = yes\n\n\
+                       def write_match(self, m):\n        if self.only_matching:\n            return m\n        return None\n\n\
+                       def write_line(self, line):\n        return line\n";
+        let files = [("src/printer.py", printer)];
+        let g = crate::testing::graph_of(&files);
+        let sources: crate::index::Sources =
+            files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
+        let ix = crate::index::Index::build(&g, &sources);
+        let question = "`--only-matching` prints the first match of a line N times";
+        let m = Mentions::of(question);
+        assert_eq!(m.joined, vec!["onlymatching".to_string()]);
+        let score_of = |scores: &[f32], name: &str| {
+            (0..g.nodes.len() as u32)
+                .find(|&n| g.def(n).name == name)
+                .map(|n| scores[n as usize])
+        };
+        let without = m.scores(&g, None);
+        let with = m.scores(&g, Some(&ix.content.get()));
+        // The setter is named by the flag; the method reading the field is found only through
+        // the identifier it writes.
+        assert_eq!(score_of(&without, "only_matching"), Some(NAMED));
+        assert_eq!(score_of(&without, "write_match"), Some(0.0));
+        assert_eq!(score_of(&with, "write_match"), Some(REFERRER));
+        assert_eq!(score_of(&with, "write_line"), Some(0.0));
+        // A one-part word is no identifier of its own: `--fixtures` joins nothing.
+        assert!(
+            Mentions::of("pytest `--fixtures` lists them")
+                .joined
+                .is_empty()
+        );
     }
 
     #[test]

@@ -236,7 +236,7 @@ fn signals(
     let w = tuning.weights;
     let summary_scores = ix.summary.get().score(terms);
     let summary = order(&summary_scores, SIGNAL_DEPTH);
-    let mention_scores = mentions::Mentions::of(question).scores(g);
+    let mention_scores = mentions::Mentions::of(question).scores(g, Some(&ix.content.get()));
     // Mentions break ties by content relevance: a mentioned file's best functions come first.
     let mention_rank: Vec<f32> = mention_scores
         .iter()
