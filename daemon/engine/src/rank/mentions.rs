@@ -246,6 +246,16 @@ fn joined_identifiers(question: &str, names: &HashMap<String, Qualified>) -> Vec
     let mut out: Vec<String> = Vec::new();
     for word in question.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
         let word = word.trim_matches('-');
+        // Most words of an issue are prose or log: only a word with a separator or a capital
+        // past its first letter can have several parts (checked before anything allocates).
+        if word.len() < 6
+            || !word
+                .chars()
+                .skip(1)
+                .any(|c| c == '_' || c == '-' || c.is_uppercase())
+        {
+            continue;
+        }
         let parts = crate::index::tokenize::split_identifier(word);
         if parts.len() < 2 {
             continue;
