@@ -104,7 +104,7 @@ impl Mentions {
             if w.contains('/') && w.rsplit('/').next().is_some_and(|f| f.contains('.')) {
                 continue;
             }
-            // A flag may be backticked (`` `--only-matching` ``) or quoted.
+            // A flag may be backticked (`` `--only-matching` ``) or in bold; quotes split words.
             let flag = raw
                 .trim_start_matches(|c: char| c.is_whitespace() || c == '`' || c == '*')
                 .starts_with("--");
