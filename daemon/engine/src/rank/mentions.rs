@@ -32,9 +32,6 @@ pub struct Mentions {
     names: HashMap<String, Qualified>,
     /// File paths, with a line when the question gives one.
     locations: Vec<Location>,
-    /// The identifiers of more than one part among `names`, as the index holds them whole
-    /// (`only_matching`, `onlyMatching` → `onlymatching`, see [`crate::index::tokenize`]).
-    joined: Vec<String>,
 }
 
 /// How the question wrote one name.
@@ -44,11 +41,18 @@ struct Qualified {
     bare: bool,
     /// The segment before it wherever it was qualified (`session` of `Session.send`).
     owners: Vec<String>,
+    /// Written somewhere as an identifier of several parts (`only_matching`, `onlyMatching`,
+    /// `--only-matching`): the index holds it whole, see [`Mentions::joined`].
+    several_parts: bool,
 }
 
 /// Notes `name` as mentioned, qualified by `owner` if given.
 fn note(names: &mut HashMap<String, Qualified>, name: &str, owner: Option<&str>) {
     let q = names.entry(name.to_lowercase()).or_default();
+    // The key is lower-cased, so the parts are read from this spelling.
+    q.several_parts |= name.len() >= 6
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && crate::index::tokenize::split_identifier(name).len() >= 2;
     match owner {
         Some(o) => {
             let o = o.to_lowercase();
@@ -128,11 +132,9 @@ impl Mentions {
                 note(&mut names, last, owner);
             }
         }
-        let joined = joined_identifiers(question, &names);
         Mentions {
             names,
             locations: locations::locations(question),
-            joined,
         }
     }
 
@@ -224,11 +226,26 @@ impl Mentions {
         scores
     }
 
+    /// The mentioned identifiers of several parts, as the tokenizer joins them
+    /// (`only_matching`, `onlyMatching` → `onlymatching`, see [`crate::index::tokenize`]).
+    fn joined(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .names
+            .iter()
+            .filter(|(_, q)| q.several_parts)
+            .map(|(name, _)| name.replace('_', ""))
+            .filter(|joined| joined.len() >= 6)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The nodes whose own text holds a mentioned identifier of several parts that at most
     /// [`SPECIFIC_USES`] nodes hold.
     fn users(&self, content: &Bm25) -> Vec<u32> {
         let mut out = Vec::new();
-        for term in &self.joined {
+        for term in &self.joined() {
             let df = content.doc_frequency(term);
             if df == 0 || df > SPECIFIC_USES {
                 continue;
@@ -237,40 +254,6 @@ impl Mentions {
         }
         out
     }
-}
-
-/// The identifiers of several parts among the question's mentioned `names`, joined as the
-/// tokenizer joins them. Names are kept lower-cased, so the parts are read from the question's
-/// own spelling (`onlyMatching`), or from `_` and `-` (`only_matching`, `--only-matching`).
-fn joined_identifiers(question: &str, names: &HashMap<String, Qualified>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for word in question.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
-        let word = word.trim_matches('-');
-        // Most words of an issue are prose or log: only a word with a separator or a capital
-        // past its first letter can have several parts (checked before anything allocates).
-        if word.len() < 6
-            || !word
-                .chars()
-                .skip(1)
-                .any(|c| c == '_' || c == '-' || c.is_uppercase())
-        {
-            continue;
-        }
-        let parts = crate::index::tokenize::split_identifier(word);
-        if parts.len() < 2 {
-            continue;
-        }
-        let name = word.to_lowercase().replace('-', "_");
-        if !names.contains_key(&name) {
-            continue;
-        }
-        let joined: String = parts.concat();
-        if joined.len() >= 6 && !out.contains(&joined) {
-            out.push(joined);
-        }
-    }
-    out.sort_unstable();
-    out
 }
 
 /// Whether one of `owners` is `node`'s enclosing definition or a type that one extends or
@@ -371,7 +354,7 @@ mod tests {
         let ix = crate::index::Index::build(&g, &sources);
         let question = "`--only-matching` prints the first match of a line N times";
         let m = Mentions::of(question);
-        assert_eq!(m.joined, vec!["onlymatching".to_string()]);
+        assert_eq!(m.joined(), vec!["onlymatching".to_string()]);
         let score_of = |scores: &[f32], name: &str| {
             (0..g.nodes.len() as u32)
                 .find(|&n| g.def(n).name == name)
@@ -388,7 +371,7 @@ mod tests {
         // A one-part word is no identifier of its own: `--fixtures` joins nothing.
         assert!(
             Mentions::of("pytest `--fixtures` lists them")
-                .joined
+                .joined()
                 .is_empty()
         );
     }

@@ -231,12 +231,14 @@ fn signals(
     tuning: &Tuning,
 ) -> Signals {
     let n = g.nodes.len();
-    let content_scores = ix.content.get().score(terms);
+    // One snapshot of the content index for both of its uses (a merge may swap it between).
+    let content_index = ix.content.get();
+    let content_scores = content_index.score(terms);
     let content = order(&content_scores, SIGNAL_DEPTH);
     let w = tuning.weights;
     let summary_scores = ix.summary.get().score(terms);
     let summary = order(&summary_scores, SIGNAL_DEPTH);
-    let mention_scores = mentions::Mentions::of(question).scores(g, Some(&ix.content.get()));
+    let mention_scores = mentions::Mentions::of(question).scores(g, Some(&content_index));
     // Mentions break ties by content relevance: a mentioned file's best functions come first.
     let mention_rank: Vec<f32> = mention_scores
         .iter()
