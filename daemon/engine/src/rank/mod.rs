@@ -159,6 +159,27 @@ impl Intent {
 }
 
 /// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
+/// Where the personalised walk starts: each signal's best `WALK_SEEDS` nodes, weighted by
+/// 1/rank and summed over the signals. The mention signal seeds it too: a definition the
+/// question names (or whose cited line it quotes) is the surest evidence there is, and the
+/// code it calls is often where the fix goes, yet as one list among three it weighed little
+/// and the code writing a named identifier (its users, found in the content index) not at all.
+/// Dev benchmark, hunk recall at 1500 / 4000 (full issues; titles; history validation): 38.8 /
+/// 58.4, 30.1 / 45.9, 43.8 / 65.2 without it; 38.3 / 58.9, 30.6 / 46.4, 45.5 / 66.1 with it
+/// (at weights 0.5 and 2 instead of 1, within a hunk of these).
+fn walk_seeds<'a>(n: usize, lists: impl IntoIterator<Item = &'a [u32]>) -> Vec<f32> {
+    let mut teleport = vec![0.0f32; n];
+    for list in lists {
+        for (r, &node) in list.iter().take(WALK_SEEDS).enumerate() {
+            teleport[node as usize] += 1.0 / (r as f32 + 1.0);
+        }
+    }
+    teleport
+}
+
+/// How many of each signal's best nodes seed the personalised walk.
+const WALK_SEEDS: usize = 30;
+
 fn order(scores: &[f32], depth: usize) -> Vec<u32> {
     let mut v: Vec<u32> = (0..scores.len() as u32)
         .filter(|&i| scores[i as usize] > 0.0)
@@ -264,15 +285,13 @@ fn signals(
 
     // Personalised PageRank, seeded by the query-dependent hits (weighted by their rank), over
     // edges in both directions: callers and callees of relevant code are relevant.
-    let mut teleport = vec![0.0f32; n];
-    for list in [Some(&content), Some(&summary), semantic.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        for (r, &node) in list.iter().take(30).enumerate() {
-            teleport[node as usize] += 1.0 / (r as f32 + 1.0);
-        }
-    }
+    let lists = [
+        Some(&content),
+        Some(&summary),
+        semantic.as_ref(),
+        Some(&mention),
+    ];
+    let teleport = walk_seeds(n, lists.into_iter().flatten().map(Vec::as_slice));
     let mut graph_rank = Vec::new();
     let mut graph = vec![0.0f32; n];
     if w.graph > 0.0 && teleport.iter().any(|&t| t > 0.0) {

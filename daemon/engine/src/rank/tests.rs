@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use super::{
     FUSION_SHARE, Intent, LEARNED_RANK_K, Ranked, Ranker, SEMANTIC_SHARE, SignalRanks, Tuning,
-    join_semantic, rank,
+    join_semantic, rank, walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
 use crate::testing::graph_of;
@@ -108,4 +108,17 @@ fn a_long_issue_asks_for_tests_only_in_its_title() {
     assert!(!Intent::of(&incidental).tests);
     let about_tests = format!("Test collection skips parametrized tests\n\n{body}");
     assert!(Intent::of(&about_tests).tests);
+}
+
+#[test]
+fn the_walk_starts_from_every_signal_and_the_mentions_too() {
+    // Content ranks 2 then 0; summary 0; mentions name 3 alone (a cited line, say, whose words
+    // the question does not repeat).
+    let (content, summary, mention): (&[u32], &[u32], &[u32]) = (&[2, 0], &[0], &[3]);
+    let seeds = walk_seeds(5, [content, summary, mention]);
+    assert_eq!(seeds, vec![1.5, 0.0, 1.0, 1.0, 0.0]);
+    // Only each list's best 30 seed it.
+    let long: Vec<u32> = (0..40).collect();
+    let seeds = walk_seeds(40, [long.as_slice()]);
+    assert!(seeds[29] > 0.0 && seeds[30] == 0.0);
 }
