@@ -1384,4 +1384,23 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn a_big_container_after_the_first_block_is_a_pointer_not_its_first_lines() {
+        let members: String = (0..150)
+            .map(|i| format!("    def entry_{i}(self):\n        return self.rows[{i}]\n\n"))
+            .collect();
+        let src = format!(
+            "def parse_amount(text):\n    return int(text)\n\n\nclass Ledger:\n    \"\"\"Ledger of amounts.\"\"\"\n\n{members}"
+        );
+        let dir = temp_repo("container-head", &[("books.py", &src)]);
+        let a = ask(&dir, "parse amount ledger", 1500);
+        assert!(a.text.contains("def parse_amount"), "{}", a.text);
+        assert!(!a.text.contains("class Ledger (head)"), "{}", a.text);
+        assert!(a.text.contains("→ books.py#Ledger"), "{}", a.text);
+        // The first block may still be one: an answer always shows something.
+        let a = ask(&dir, "Ledger", 300);
+        assert!(a.text.contains("class Ledger (head)"), "{}", a.text);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -526,7 +526,13 @@ fn select<'a>(
             if !def.kind.is_container() && !is_file {
                 choice = cx.window_within(node, limit, terms);
             }
-            if choice.is_none() {
+            // A container too big for its outline would show its first lines: its doc, fields
+            // and first member, whatever the question. On the dev answers at 4000 tokens the 35
+            // class, impl and trait heads cost 15k tokens and held 2 hunks, against 0.45 per
+            // thousand tokens for whole functions; its members rank on their own, and it
+            // becomes a pointer. Only the first block may be one, so something is shown.
+            let container_head = def.kind.is_container() && !blocks.is_empty();
+            if choice.is_none() && !container_head {
                 choice = cx.head_within(node, limit);
             }
         }
