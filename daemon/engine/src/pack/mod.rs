@@ -527,7 +527,7 @@ fn select<'a>(
                 choice = cx.window_within(node, limit, terms);
             }
             // A container too big for its outline would show its first lines: its doc, fields
-            // and first member, whatever the question. On the dev answers at 4000 tokens the 35
+            // and first member, whatever the question. On the dev answers at 4000 tokens the 37
             // class, impl and trait heads cost 15k tokens and held 2 hunks, against 0.45 per
             // thousand tokens for whole functions; its members rank on their own, and it
             // becomes a pointer. Only the first block may be one, so something is shown.
