@@ -158,7 +158,6 @@ impl Intent {
     }
 }
 
-/// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
 /// Where the personalised walk starts: each signal's best `WALK_SEEDS` nodes, weighted by
 /// 1/rank and summed over the signals. The mention signal seeds it too: a definition the
 /// question names (or whose cited line it quotes) is the surest evidence there is, and the
@@ -180,6 +179,7 @@ fn walk_seeds<'a>(n: usize, lists: impl IntoIterator<Item = &'a [u32]>) -> Vec<f
 /// How many of each signal's best nodes seed the personalised walk.
 const WALK_SEEDS: usize = 30;
 
+/// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
 fn order(scores: &[f32], depth: usize) -> Vec<u32> {
     let mut v: Vec<u32> = (0..scores.len() as u32)
         .filter(|&i| scores[i as usize] > 0.0)
@@ -283,8 +283,8 @@ fn signals(
         order(&clean, SIGNAL_DEPTH)
     });
 
-    // Personalised PageRank, seeded by the query-dependent hits (weighted by their rank), over
-    // edges in both directions: callers and callees of relevant code are relevant.
+    // Personalised PageRank from the signals' best hits (`walk_seeds`), over edges in both
+    // directions: callers and callees of relevant code are relevant.
     let lists = [
         Some(&content),
         Some(&summary),
