@@ -60,7 +60,7 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FITTOK_RANK_WEIGHTS",
-        doc: "fusion weights content,summary,semantic,graph,mention (tuning)",
+        doc: "fusion weights content,summary,semantic,graph,mention,reach (tuning)",
         matters: true,
     },
     Variable {
@@ -184,8 +184,8 @@ impl Config {
             let w: Vec<f32> = numbers(
                 "FITTOK_RANK_WEIGHTS",
                 &v,
-                5,
-                "expected five numbers: content,summary,semantic,graph,mention",
+                6,
+                "expected six numbers: content,summary,semantic,graph,mention,reach",
             )?;
             c.rank.weights = crate::rank::Weights {
                 content: w[0],
@@ -193,6 +193,7 @@ impl Config {
                 semantic: w[2],
                 graph: w[3],
                 mention: w[4],
+                reach: w[5],
             };
         }
         if let Some(v) = get("FITTOK_PPR_TOLERANCE") {
@@ -280,8 +281,8 @@ impl Config {
             (
                 "FITTOK_RANK_WEIGHTS",
                 format!(
-                    "{},{},{},{},{}",
-                    w.content, w.summary, w.semantic, w.graph, w.mention
+                    "{},{},{},{},{},{}",
+                    w.content, w.summary, w.semantic, w.graph, w.mention, w.reach
                 ),
             ),
             ("FITTOK_PPR_TOLERANCE", self.rank.ppr_tolerance.to_string()),
@@ -335,7 +336,7 @@ mod tests {
             ("FITTOK_EMBED_MODEL", "/models/minilm"),
             ("FITTOK_EMBED_HALF", "on"),
             ("FITTOK_EMBED_BATCH_THREADS", "3"),
-            ("FITTOK_RANK_WEIGHTS", "1,2,3,4,5"),
+            ("FITTOK_RANK_WEIGHTS", "1,2,3,4,5,6"),
             ("FITTOK_PPR_TOLERANCE", "0.00001"),
             ("FITTOK_NODE_CAPS", "3,9,1"),
             ("FITTOK_HEADERS", "4"),

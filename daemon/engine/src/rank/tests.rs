@@ -122,3 +122,40 @@ fn the_walk_starts_from_every_signal_and_the_mentions_too() {
     let seeds = walk_seeds(40, [long.as_slice()]);
     assert!(seeds[29] > 0.0 && seeds[30] == 0.0);
 }
+
+#[test]
+fn code_a_named_function_calls_that_shares_the_questions_words_joins_the_ranking() {
+    let files = [
+        (
+            "src/api.py",
+            "def load_config(path):\n    return parse_text(open(path).read())\n\n\
+             def parse_text(text):\n    return decode_entries(text)\n\n\
+             def decode_entries(text):\n    return [l.split('=') for l in text.splitlines()]\n",
+        ),
+        (
+            "src/other.py",
+            "def unrelated(lines):\n    return len(lines)\n",
+        ),
+    ];
+    let g = graph_of(&files);
+    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
+    let ix = Index::build(&g, &sources);
+    let q = "`load_config` splits the lines wrong";
+    let terms = query_terms(q);
+    let decode = (0..g.nodes.len() as u32)
+        .find(|&n| g.def(n).name == "decode_entries")
+        .expect("parsed");
+    let ranks_of = |tuning: &Tuning| {
+        rank(&g, &ix, q, &terms, None, Ranker::Fusion, tuning)
+            .into_iter()
+            .find(|r| r.node == decode)
+            .expect("decode_entries matches the question's words")
+    };
+    let with = ranks_of(&Tuning::default());
+    // Two calls away from the named function, and its content matches: first in the reach.
+    assert_eq!(with.ranks.reach, Some(1));
+    let mut tuning = Tuning::default();
+    tuning.weights.reach = 0.0;
+    let without = ranks_of(&tuning);
+    assert!(with.score > without.score);
+}
