@@ -1,0 +1,57 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::block::Mode;
+use super::{Packer, Tuning};
+use crate::index::Sources;
+use crate::lines::LineIndex;
+use crate::rank::{Ranked, SignalRanks};
+use crate::testing::graph_of;
+use crate::tokens::Encoding;
+
+#[test]
+fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
+    let members: String = (0..150)
+        .map(|i| format!("    def entry_{i}(self):\n        return self.rows[{i}]\n\n"))
+        .collect();
+    let src = format!(
+        "def parse_amount(text):\n    return int(text)\n\n\nclass Ledger:\n    \"\"\"Ledger of amounts.\"\"\"\n\n{members}"
+    );
+    let g = graph_of(&[("books.py", &src)]);
+    let sources: Sources = vec![Arc::from(src.as_bytes())];
+    let lines = LineIndex::new(1);
+    let (terms, tuning) = (HashMap::new(), Tuning::default());
+    let p = Packer {
+        g: &g,
+        sources: &sources,
+        lines: &lines,
+        enc: Encoding::Cl100k,
+        terms: &terms,
+        tuning: &tuning,
+    };
+    let by_name = |name: &str| {
+        (0..g.nodes.len() as u32)
+            .find(|&n| g.def(n).name == name)
+            .expect("parsed")
+    };
+    let (ledger, parse) = (by_name("Ledger"), by_name("parse_amount"));
+    let ranked = |node, score| Ranked {
+        node,
+        score,
+        ranks: SignalRanks::default(),
+        probability: None,
+    };
+    let short = p.short_paths(&[]);
+    // Ranked first, the class is still too big for its outline: the function is the answer and
+    // the class a pointer.
+    let both = p.select(&[ranked(ledger, 1.0), ranked(parse, 0.9)], 300, &short);
+    let shown: Vec<u32> = both.blocks.iter().map(|b| b.node).collect();
+    assert_eq!(shown, vec![parse]);
+    assert!(both.pointers.iter().any(|&(n, _)| n == ledger));
+    // Alone, it is shown as its first lines: an answer always shows something.
+    let alone = p.select(&[ranked(ledger, 1.0)], 300, &short);
+    assert_eq!(alone.blocks.len(), 1);
+    assert_eq!(alone.blocks[0].node, ledger);
+    assert!(matches!(alone.blocks[0].mode, Mode::Head(_)));
+    assert!(alone.blocks[0].tokens <= 300);
+}
