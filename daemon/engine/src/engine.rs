@@ -1387,12 +1387,7 @@ mod tests {
 
     #[test]
     fn a_big_container_after_the_first_block_is_a_pointer_not_its_first_lines() {
-        let members: String = (0..150)
-            .map(|i| format!("    def entry_{i}(self):\n        return self.rows[{i}]\n\n"))
-            .collect();
-        let src = format!(
-            "def parse_amount(text):\n    return int(text)\n\n\nclass Ledger:\n    \"\"\"Ledger of amounts.\"\"\"\n\n{members}"
-        );
+        let src = crate::testing::ledger_source();
         let dir = temp_repo("container-head", &[("books.py", &src)]);
         let a = ask(&dir, "parse amount ledger", 1500);
         assert!(a.text.contains("def parse_amount"), "{}", a.text);

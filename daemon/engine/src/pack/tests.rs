@@ -6,17 +6,12 @@ use super::{Packer, Tuning};
 use crate::index::Sources;
 use crate::lines::LineIndex;
 use crate::rank::{Ranked, SignalRanks};
-use crate::testing::graph_of;
+use crate::testing::{graph_of, ledger_source};
 use crate::tokens::Encoding;
 
 #[test]
 fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
-    let members: String = (0..150)
-        .map(|i| format!("    def entry_{i}(self):\n        return self.rows[{i}]\n\n"))
-        .collect();
-    let src = format!(
-        "def parse_amount(text):\n    return int(text)\n\n\nclass Ledger:\n    \"\"\"Ledger of amounts.\"\"\"\n\n{members}"
-    );
+    let src = ledger_source();
     let g = graph_of(&[("books.py", &src)]);
     let sources: Sources = vec![Arc::from(src.as_bytes())];
     let lines = LineIndex::new(1);
