@@ -46,6 +46,15 @@ pub(crate) fn graph_of(files: &[(&str, &str)]) -> crate::link::Graph {
     crate::link::link(parsed)
 }
 
+/// The first node of `g` named `name` (definitions in order: a class before its constructor);
+/// panics, naming it, when there is none.
+#[cfg(test)]
+pub(crate) fn node_named(g: &crate::link::Graph, name: &str) -> u32 {
+    (0..g.nodes.len() as u32)
+        .find(|&n| g.def(n).name == name)
+        .unwrap_or_else(|| panic!("no node named {name}"))
+}
+
 /// `books.py`: a two-line `parse_amount` and a `Ledger` class of 150 small methods, far too big
 /// for its outline in a small answer.
 #[cfg(test)]

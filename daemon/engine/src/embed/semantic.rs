@@ -300,11 +300,7 @@ mod tests {
              boolean isEmpty() { return size == 0; }\n  int getaway() { return 1; }\n\
              int getArea() {\n    int w = width;\n    int h = height;\n    return w * h;\n  }\n}\n",
         )]);
-        let by_name = |name: &str| {
-            (0..g.nodes.len() as u32)
-                .find(|&n| g.def(n).name == name)
-                .unwrap_or_else(|| panic!("{name}"))
-        };
+        let by_name = |name: &str| crate::testing::node_named(&g, name);
         for trivial in ["getSize", "set_name", "isEmpty"] {
             assert!(!embeddable(&g, by_name(trivial)), "{trivial}");
         }

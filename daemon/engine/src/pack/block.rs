@@ -348,12 +348,7 @@ mod tests {
         (g, sources, text)
     }
 
-    /// The first node named `name` (a class before its constructor: definitions in order).
-    fn named(g: &Graph, name: &str) -> u32 {
-        (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == name)
-            .expect("parsed")
-    }
+    use crate::testing::node_named as named;
 
     #[test]
     fn an_outline_shows_each_members_first_lines_as_they_are_in_the_file() {

@@ -87,7 +87,7 @@ pub(super) fn reorder(g: &Graph, order: &mut [Ranked], d: &DensityOrder) {
 mod tests {
     use super::*;
     use crate::rank::SignalRanks;
-    use crate::testing::graph_of;
+    use crate::testing::{graph_of, node_named};
 
     #[test]
     fn below_the_first_a_small_likely_node_goes_before_a_big_likelier_one() {
@@ -96,11 +96,7 @@ mod tests {
             "def best():\n    return 1\n\n\ndef huge():\n{long_body}\n\ndef small():\n    return 2\n"
         );
         let g = graph_of(&[("m.py", &src)]);
-        let by_name = |name: &str| {
-            (0..g.nodes.len() as u32)
-                .find(|&n| g.def(n).name == name)
-                .expect("parsed")
-        };
+        let by_name = |name: &str| node_named(&g, name);
         let ranked = |node, score, probability| Ranked {
             node,
             score,

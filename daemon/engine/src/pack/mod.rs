@@ -487,7 +487,8 @@ fn select<'a>(
     let mut whole: HashSet<u32> = HashSet::new();
     let mut used = 0usize;
     let header_files = header_files(g, ranked, budget, tuning.headers);
-    // The best container too big for its outline, whose head is shown only if nothing else is.
+    // The first container met that is too big for its outline: its head is shown only if
+    // nothing else is.
     let mut skipped_container: Option<(u32, f32)> = None;
     for r in order.iter().take(MAX_CONSIDERED) {
         if !capped && blocks.len() >= UNCAPPED_MAX_BLOCKS {
@@ -584,11 +585,8 @@ fn select<'a>(
     if blocks.is_empty()
         && let Some((node, score)) = skipped_container
     {
-        let limit = if capped {
-            first_cap.min(budget)
-        } else {
-            UNCAPPED_NODE_CAP
-        };
+        // The first block's cap, within the budget, as it would have been in the loop.
+        let limit = node_cap_at(0).min(if capped { budget } else { usize::MAX });
         if let Some((mode, text, tokens)) = cx.head_within(node, limit) {
             shown.insert(node);
             blocks.push(Block {

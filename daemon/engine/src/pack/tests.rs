@@ -6,7 +6,7 @@ use super::{Packer, Tuning};
 use crate::index::Sources;
 use crate::lines::LineIndex;
 use crate::rank::{Ranked, SignalRanks};
-use crate::testing::{graph_of, ledger_source};
+use crate::testing::{graph_of, ledger_source, node_named};
 use crate::tokens::Encoding;
 
 #[test]
@@ -24,11 +24,7 @@ fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
         terms: &terms,
         tuning: &tuning,
     };
-    let by_name = |name: &str| {
-        (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == name)
-            .expect("parsed")
-    };
+    let by_name = |name: &str| node_named(&g, name);
     let (ledger, parse) = (by_name("Ledger"), by_name("parse_amount"));
     let ranked = |node, score| Ranked {
         node,

@@ -30,7 +30,7 @@ pub fn reach(g: &Graph, seeds: &[u32], content: &[f32], depth: usize) -> Vec<u32
             for t in g.targets(node, &[EdgeKind::Calls, EdgeKind::Contains]) {
                 if seen.insert(t) {
                     next.push(t);
-                    if content.get(t as usize).is_some_and(|&c| c > 0.0) {
+                    if content[t as usize] > 0.0 {
                         reached.push(t);
                     }
                 }
@@ -50,7 +50,7 @@ pub fn reach(g: &Graph, seeds: &[u32], content: &[f32], depth: usize) -> Vec<u32
 #[cfg(test)]
 mod tests {
     use super::reach;
-    use crate::testing::graph_of;
+    use crate::testing::{graph_of, node_named};
 
     #[test]
     fn reached_code_that_shares_the_questions_words_comes_first_and_the_rest_not_at_all() {
@@ -62,11 +62,7 @@ mod tests {
              def read(path):\n    return open(path).read()\n\n\
              def far(x):\n    return x\n",
         )]);
-        let by_name = |name: &str| {
-            (0..g.nodes.len() as u32)
-                .find(|&n| g.def(n).name == name)
-                .expect("parsed")
-        };
+        let by_name = |name: &str| node_named(&g, name);
         let (load, parse, decode, read, far) = (
             by_name("load"),
             by_name("parse"),

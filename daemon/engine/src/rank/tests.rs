@@ -5,7 +5,7 @@ use super::{
     join_semantic, rank, walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
-use crate::testing::graph_of;
+use crate::testing::{graph_of, node_named};
 
 #[test]
 fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it() {
@@ -25,11 +25,7 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     let ix = Index::build(&g, &sources);
     let (q, tuning) = ("retry the request", Tuning::default());
     let terms = query_terms(q);
-    let by_name = |name: &str| {
-        (0..g.nodes.len() as u32)
-            .find(|&n| g.def(n).name == name)
-            .expect("parsed")
-    };
+    let by_name = |name: &str| node_named(&g, name);
     let (retry, wait) = (by_name("retry_request"), by_name("wait_between_attempts"));
     // Vectors that find only the backoff, which shares no word with the question.
     let mut sims = vec![0.0f32; g.nodes.len()];
@@ -142,9 +138,7 @@ fn code_a_named_function_calls_that_shares_the_questions_words_joins_the_ranking
     let ix = Index::build(&g, &sources);
     let q = "`load_config` splits the lines wrong";
     let terms = query_terms(q);
-    let decode = (0..g.nodes.len() as u32)
-        .find(|&n| g.def(n).name == "decode_entries")
-        .expect("parsed");
+    let decode = node_named(&g, "decode_entries");
     let ranks_of = |tuning: &Tuning| {
         rank(&g, &ix, q, &terms, None, Ranker::Fusion, tuning)
             .into_iter()
