@@ -375,6 +375,26 @@ fn header_files(
     files.into_iter().take(count).map(|(f, _)| f).collect()
 }
 
+/// Indices (ascending) of the blocks other than file headers whose lines `node` holds, in its
+/// file.
+fn blocks_within(g: &Graph, blocks: &[Block], node: u32) -> Vec<usize> {
+    let file = g.nodes[node as usize].file;
+    let def = g.def(node);
+    blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| {
+            let d = g.def(b.node);
+            b.node != node
+                && g.nodes[b.node as usize].file == file
+                && d.kind != DefKind::File
+                && def.start_line <= d.start_line
+                && d.end_line <= def.end_line
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 fn ancestors(g: &Graph, node: u32) -> impl Iterator<Item = u32> + '_ {
     std::iter::successors(g.parent(node), move |&p| g.parent(p))
 }
@@ -514,9 +534,52 @@ fn select<'a>(
         let mut choice = None;
         // A file is shown as its outline: its definitions are nodes of their own.
         if !has_shown_members && !is_file {
-            let (text, tokens) = cx.block(node, Mode::Whole);
-            if tokens <= limit {
-                choice = Some((Mode::Whole, text, tokens));
+            // Earlier blocks of lines this one holds (a nested function, a field region, a
+            // constant inside a function) would be shown twice: its whole body takes their
+            // place and their tokens.
+            let inner = blocks_within(g, &blocks, node);
+            if inner.is_empty() {
+                let (text, tokens) = cx.block(node, Mode::Whole);
+                if tokens <= limit {
+                    choice = Some((Mode::Whole, text, tokens));
+                }
+            } else {
+                let freed: usize = inner.iter().map(|&i| blocks[i].tokens).sum();
+                let limit = node_cap_at(blocks.len() - inner.len()).min(remaining + freed);
+                let at = inner[0];
+                let file = g.nodes[node as usize].file;
+                // It is its file's first block when the first it replaces was.
+                let first_of_file = !blocks[..at]
+                    .iter()
+                    .any(|b| g.nodes[b.node as usize].file == file);
+                if first_of_file {
+                    cx.introduced.remove(&file);
+                }
+                let (text, tokens) = cx.block(node, Mode::Whole);
+                cx.introduced.insert(file);
+                if tokens <= limit {
+                    let score = inner
+                        .iter()
+                        .map(|&i| blocks[i].score)
+                        .fold(r.score, f32::max);
+                    for &i in inner.iter().rev() {
+                        blocks.remove(i);
+                    }
+                    used = (used + tokens).saturating_sub(freed);
+                    shown.insert(node);
+                    whole.insert(node);
+                    blocks.insert(
+                        at,
+                        Block {
+                            node,
+                            mode: Mode::Whole,
+                            text,
+                            tokens,
+                            score,
+                        },
+                    );
+                    continue;
+                }
             }
         }
         if choice.is_none() && (def.kind.is_container() || is_file) {

@@ -46,3 +46,47 @@ fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
     assert!(matches!(alone.blocks[0].mode, Mode::Head(_)));
     assert!(alone.blocks[0].tokens <= 300);
 }
+
+#[test]
+fn a_definition_shown_whole_takes_the_place_of_the_blocks_it_holds() {
+    let src = "def outer(values):\n    total = 0\n\n    def inner(v):\n        return v * 2\n\n    for v in values:\n        total += inner(v)\n    return total\n\n\ndef other(x):\n    return x + 1\n";
+    let g = graph_of(&[("calc.py", src)]);
+    let sources: Sources = vec![Arc::from(src.as_bytes())];
+    let lines = LineIndex::new(1);
+    let (terms, tuning) = (HashMap::new(), Tuning::default());
+    let p = Packer {
+        g: &g,
+        sources: &sources,
+        lines: &lines,
+        enc: Encoding::Cl100k,
+        terms: &terms,
+        tuning: &tuning,
+    };
+    let (outer, inner, other) = (
+        node_named(&g, "outer"),
+        node_named(&g, "inner"),
+        node_named(&g, "other"),
+    );
+    let ranked = |node, score| Ranked {
+        node,
+        score,
+        ranks: SignalRanks::default(),
+        probability: None,
+    };
+    let short = p.short_paths(&[]);
+    let sel = p.select(
+        &[ranked(inner, 1.0), ranked(other, 0.9), ranked(outer, 0.8)],
+        2000,
+        &short,
+    );
+    let shown: Vec<(u32, Mode)> = sel.blocks.iter().map(|b| (b.node, b.mode)).collect();
+    // The nested function's lines are shown once, inside its parent, where it ranked.
+    assert_eq!(shown, vec![(outer, Mode::Whole), (other, Mode::Whole)]);
+    assert_eq!(sel.blocks[0].text.matches("return v * 2").count(), 1);
+    assert!(
+        sel.blocks[0].text.contains("calc.py:1-9"),
+        "{}",
+        sel.blocks[0].text
+    );
+    assert!(sel.pointers.iter().all(|&(n, _)| n != inner));
+}
