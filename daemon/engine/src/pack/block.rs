@@ -60,9 +60,10 @@ pub fn node_id(g: &Graph, node: u32) -> String {
 /// 46.4 at 1500; every fifth: 35.9 / 30.6 / 45.5). `bench/results/dev.md`, session 22.
 pub const LINE_ANCHOR: u32 = 10;
 
-fn push_numbered(out: &mut String, first: u32, lines: &[String]) {
+fn push_numbered(out: &mut String, shown: &mut Vec<u32>, first: u32, lines: &[String]) {
     for (i, line) in lines.iter().enumerate() {
         let n = first + i as u32;
+        shown.push(n);
         if i == 0 || n.is_multiple_of(LINE_ANCHOR) {
             out.push_str(&format!("{n}\t{line}\n"));
         } else {
@@ -82,6 +83,19 @@ pub fn render(
     starts: &[usize],
     path: &str,
 ) -> String {
+    render_shown(g, sources, node, mode, starts, path).0
+}
+
+/// [`render`], and the numbers of the file's lines the block shows as they are in the file
+/// (an outline's rebuilt signatures are not; folded comment lines are not shown).
+pub fn render_shown(
+    g: &Graph,
+    sources: &Sources,
+    node: u32,
+    mode: Mode,
+    starts: &[usize],
+    path: &str,
+) -> (String, Vec<u32>) {
     let nr = g.nodes[node as usize];
     let def = g.def(node);
     let file = g.file_of(node);
@@ -111,10 +125,12 @@ pub fn render(
         fence_lang(file.lang)
     ));
     let outline = def.kind.is_container() || def.kind == DefKind::File;
+    let mut shown = Vec::new();
     match mode {
         Mode::Whole => {
             push_numbered(
                 &mut out,
+                &mut shown,
                 def.start_line,
                 &lines_of(src, starts, def.start_line, def.end_line),
             );
@@ -122,6 +138,7 @@ pub fn render(
         Mode::Head(_) if !outline => {
             push_numbered(
                 &mut out,
+                &mut shown,
                 def.start_line,
                 &lines_of(src, starts, def.start_line, last),
             );
@@ -140,12 +157,12 @@ pub fn render(
                 .unwrap_or_else(|| lines_of(src, starts, def.start_line, def.start_line));
             let body = def.start_line + (header.len() as u32).max(1);
             let a = a.max(body);
-            push_numbered(&mut out, def.start_line, &header);
+            push_numbered(&mut out, &mut shown, def.start_line, &header);
             if a > body {
                 out.push_str("⋮\n");
             }
             let b = b.min(def.end_line);
-            push_numbered(&mut out, a, &lines_of(src, starts, a, b));
+            push_numbered(&mut out, &mut shown, a, &lines_of(src, starts, a, b));
             if b < def.end_line {
                 out.push_str(&format!(
                     "⋮ {} more lines: expand {}\n",
@@ -160,8 +177,9 @@ pub fn render(
                 Mode::Head(n) => (n as usize).min(lines.len()),
                 _ => lines.len(),
             };
-            for l in &lines[..keep] {
-                out.push_str(l);
+            for (line, text) in &lines[..keep] {
+                out.push_str(text);
+                shown.extend(*line);
             }
             if keep < lines.len() {
                 out.push_str(&format!(
@@ -173,7 +191,7 @@ pub fn render(
         }
     }
     out.push_str("```\n");
-    out
+    (out, shown)
 }
 
 /// What a block's heading calls each of `wanted` once an earlier block gave its full path:
@@ -279,13 +297,16 @@ pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> String {
 }
 
 /// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
-/// folded: [`comments`]), each member as one signature line.
-fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
+/// folded: [`comments`]), each member as one signature line; each with its line number when it
+/// is that line as written.
+fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<(Option<u32>, String)> {
     let def = g.def(node);
     let members = g.members(node);
     let mut out = Vec::new();
     let mut line = def.start_line;
     let mut next = members.iter().peekable();
+    // Members whose line is their signature rebuilt, not the file's line.
+    let mut rebuilt = Vec::new();
     while line <= def.end_line {
         if let Some(&&m) = next.peek() {
             let md = g.def(m);
@@ -301,11 +322,14 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
                             })
                         }))
                     }
-                    None => out.push(OutlineLine {
-                        line: md.start_line,
-                        text: format!("{} …", md.signature),
-                        verbatim: false,
-                    }),
+                    None => {
+                        rebuilt.push(md.start_line);
+                        out.push(OutlineLine {
+                            line: md.start_line,
+                            text: format!("{} …", md.signature),
+                            verbatim: false,
+                        })
+                    }
                 }
                 line = line.max(md.end_line + 1);
                 next.next();
@@ -325,7 +349,10 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<Stri
     }
     comments::fold(g.file_of(node).lang, def.kind == DefKind::File, out)
         .into_iter()
-        .map(|l| format!("{}\t{}\n", l.line, l.text))
+        .map(|l| {
+            let real = !rebuilt.contains(&l.line);
+            (real.then_some(l.line), format!("{}\t{}\n", l.line, l.text))
+        })
         .collect()
 }
 
@@ -473,8 +500,9 @@ mod tests {
     #[test]
     fn a_run_is_numbered_at_its_first_line_and_every_tenth() {
         let lines: Vec<String> = (8..=22).map(|n| format!("line {n}")).collect();
-        let mut out = String::new();
-        push_numbered(&mut out, 8, &lines);
+        let (mut out, mut shown) = (String::new(), Vec::new());
+        push_numbered(&mut out, &mut shown, 8, &lines);
+        assert_eq!(shown, (8..=22).collect::<Vec<u32>>());
         let numbered: Vec<&str> = out
             .lines()
             .filter_map(|l| l.split_once('\t').map(|(n, _)| n))

@@ -15,7 +15,7 @@ use crate::link::{Graph, dir_of};
 use crate::model::DefKind;
 use crate::rank::Ranked;
 use crate::tokens::{Encoding, count};
-use block::{Mode, render};
+use block::{Mode, render, render_shown};
 
 pub mod block;
 mod budget;
@@ -146,6 +146,32 @@ impl Ctx<'_> {
         let text = render(self.g, self.sources, node, mode, &starts, path);
         let tokens = count(self.enc, &text);
         (text, tokens)
+    }
+
+    /// The numbers of the file's lines `node`'s block in `mode` shows as they are written.
+    fn shown_lines(&mut self, node: u32, mode: Mode) -> Vec<u32> {
+        let file = self.g.nodes[node as usize].file;
+        let starts = self.lines.starts(file, &self.sources[file as usize]);
+        render_shown(self.g, self.sources, node, mode, &starts, "").1
+    }
+
+    /// Whether every non-blank line of `node` is among `displayed` (its file's lines earlier
+    /// blocks show): a region of imports under its file's head, fields in an outline. Comment
+    /// lines count: a head folds its file's licence away, and an import added at the top of a
+    /// file is found by the lines above it (a region showing the licence as well, dev titles at
+    /// 4000: 104 hunks; deemed shown by its imports alone: 103).
+    fn all_displayed(&mut self, node: u32, displayed: &HashSet<u32>) -> bool {
+        let def = self.g.def(node);
+        if def.kind == DefKind::File || displayed.is_empty() {
+            return false;
+        }
+        let file = self.g.nodes[node as usize].file;
+        let starts = self.lines.starts(file, &self.sources[file as usize]);
+        let src = &self.sources[file as usize];
+        crate::lines::lines_of(src, &starts, def.start_line, def.end_line)
+            .iter()
+            .zip(def.start_line..)
+            .all(|(text, n)| text.trim().is_empty() || displayed.contains(&n))
     }
 
     /// For a long function: the window of lines densest in the question's terms that fits
@@ -506,6 +532,9 @@ fn select<'a>(
     let mut shown: HashSet<u32> = HashSet::new();
     let mut whole: HashSet<u32> = HashSet::new();
     let mut used = 0usize;
+    // Per file, the lines the blocks show; nodes all of whose lines they show.
+    let mut displayed: HashMap<u32, HashSet<u32>> = HashMap::new();
+    let mut covered: HashSet<u32> = HashSet::new();
     let header_files = header_files(g, ranked, budget, tuning.headers);
     // The first container met that is too big for its outline: its head is shown only if
     // nothing else is.
@@ -524,6 +553,15 @@ fn select<'a>(
         }
         let node = r.node;
         if shown.contains(&node) || ancestors(g, node).any(|a| whole.contains(&a)) {
+            continue;
+        }
+        let file = g.nodes[node as usize].file;
+        // Earlier blocks show all its lines (imports under its file's head, a field block in
+        // its class's outline): it is shown.
+        if let Some(d) = displayed.get(&file)
+            && cx.all_displayed(node, d)
+        {
+            covered.insert(node);
             continue;
         }
         let def = g.def(node);
@@ -547,7 +585,6 @@ fn select<'a>(
                 let freed: usize = inner.iter().map(|&i| blocks[i].tokens).sum();
                 let limit = node_cap_at(blocks.len() - inner.len()).min(remaining + freed);
                 let at = inner[0];
-                let file = g.nodes[node as usize].file;
                 // It is its file's first block when the first it replaces was.
                 let first_of_file = !blocks[..at]
                     .iter()
@@ -568,6 +605,8 @@ fn select<'a>(
                     used = (used + tokens).saturating_sub(freed);
                     shown.insert(node);
                     whole.insert(node);
+                    let lines = cx.shown_lines(node, Mode::Whole);
+                    displayed.entry(file).or_default().extend(lines);
                     blocks.insert(
                         at,
                         Block {
@@ -610,7 +649,9 @@ fn select<'a>(
         };
         used += tokens;
         shown.insert(node);
-        cx.introduced.insert(g.nodes[node as usize].file);
+        cx.introduced.insert(file);
+        let lines = cx.shown_lines(node, mode);
+        displayed.entry(file).or_default().extend(lines);
         if mode == Mode::Whole {
             whole.insert(node);
         }
@@ -634,6 +675,8 @@ fn select<'a>(
             if let Some((mode, text, tokens)) = cx.header_within(f, limit) {
                 used += tokens;
                 shown.insert(f);
+                let lines = cx.shown_lines(f, mode);
+                displayed.entry(file).or_default().extend(lines);
                 blocks.push(Block {
                     node: f,
                     mode,
@@ -667,8 +710,10 @@ fn select<'a>(
         if pointers.len() >= MAX_POINTERS {
             break;
         }
-        let covered = shown.contains(&r.node) || ancestors(g, r.node).any(|a| whole.contains(&a));
-        if covered {
+        if shown.contains(&r.node)
+            || covered.contains(&r.node)
+            || ancestors(g, r.node).any(|a| whole.contains(&a))
+        {
             continue;
         }
         let (_, tokens) = cx.block(r.node, Mode::Whole);

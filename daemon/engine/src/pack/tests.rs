@@ -90,3 +90,50 @@ fn a_definition_shown_whole_takes_the_place_of_the_blocks_it_holds() {
     );
     assert!(sel.pointers.iter().all(|&(n, _)| n != inner));
 }
+
+#[test]
+fn a_node_whose_lines_earlier_blocks_show_is_neither_shown_again_nor_a_pointer() {
+    let src = "import os\nimport sys\nfrom pathlib import Path\n\n\ndef home():\n    return Path(os.environ.get('HOME', sys.prefix))\n";
+    let g = graph_of(&[("paths.py", src)]);
+    let sources: Sources = vec![Arc::from(src.as_bytes())];
+    let lines = LineIndex::new(1);
+    let (terms, tuning) = (HashMap::new(), Tuning::default());
+    let p = Packer {
+        g: &g,
+        sources: &sources,
+        lines: &lines,
+        enc: Encoding::Cl100k,
+        terms: &terms,
+        tuning: &tuning,
+    };
+    let home = node_named(&g, "home");
+    let imports = (0..g.nodes.len() as u32)
+        .find(|&n| g.def(n).kind == crate::model::DefKind::Region)
+        .expect("an imports region");
+    assert_eq!(g.def(imports).start_line, 1);
+    let ranked = |node, score| Ranked {
+        node,
+        score,
+        ranks: SignalRanks::default(),
+        probability: None,
+    };
+    let short = p.short_paths(&[]);
+    // At 4000 tokens the best node's file shows its head: the imports.
+    let sel = p.select(&[ranked(home, 1.0), ranked(imports, 0.9)], 4000, &short);
+    let kinds: Vec<crate::model::DefKind> = sel.blocks.iter().map(|b| g.def(b.node).kind).collect();
+    assert_eq!(
+        kinds,
+        vec![crate::model::DefKind::Function, crate::model::DefKind::File]
+    );
+    assert_eq!(
+        sel.blocks
+            .iter()
+            .map(|b| b.text.matches("import sys").count())
+            .sum::<usize>(),
+        1
+    );
+    assert!(sel.pointers.iter().all(|&(n, _)| n != imports));
+    // Without the head (a small budget), the region is shown.
+    let small = p.select(&[ranked(home, 1.0), ranked(imports, 0.9)], 1500, &short);
+    assert!(small.blocks.iter().any(|b| b.node == imports));
+}
