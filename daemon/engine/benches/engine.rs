@@ -1,7 +1,8 @@
 //! `cargo bench -p fittok-engine --bench engine -- PATH [QUESTION…]`
 //!
 //! Prints, for one repository: index time per stage (walk, parse, link, lexical, semantic load,
-//! embedding with throughput), query latency in process (p50/p95 over the questions × 5 budgets)
+//! embedding with throughput), query latency in process (p50/p95 over the questions × 5 budgets,
+//! each `QUERY_RUNS` times, default 1)
 //! and peak memory. Embedding uses `FITTOK_EMBED_MODEL` and the cache in `FITTOK_CACHE_DIR`
 //! (point it at an empty directory to time embedding from scratch).
 
@@ -130,7 +131,12 @@ fn main() {
     const BUDGETS: [usize; 5] = [0, 1500, 4000, 8000, 16000];
     let mut lat = Vec::new();
     let mut per_budget: Vec<Vec<f64>> = vec![Vec::new(); BUDGETS.len()];
-    for q in &questions {
+    // Each question at each budget this many times (a shared machine's noise averages out).
+    let query_runs: usize = std::env::var("QUERY_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    for q in questions.iter().cycle().take(questions.len() * query_runs.max(1)) {
         for (i, budget) in BUDGETS.into_iter().enumerate() {
             let t = Instant::now();
             let a = engine.query(&Query {

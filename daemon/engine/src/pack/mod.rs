@@ -150,6 +150,10 @@ impl Ctx<'_> {
 
     /// The numbers of the file's lines `node`'s block in `mode` shows as they are written.
     fn shown_lines(&mut self, node: u32, mode: Mode) -> Vec<u32> {
+        if mode == Mode::Whole {
+            let def = self.g.def(node);
+            return (def.start_line..=def.end_line).collect();
+        }
         let file = self.g.nodes[node as usize].file;
         let starts = self.lines.starts(file, &self.sources[file as usize]);
         render_shown(self.g, self.sources, node, mode, &starts, "").1
@@ -162,7 +166,8 @@ impl Ctx<'_> {
     /// 4000: 104 hunks; deemed shown by its imports alone: 103).
     fn all_displayed(&mut self, node: u32, displayed: &HashSet<u32>) -> bool {
         let def = self.g.def(node);
-        if def.kind == DefKind::File || displayed.is_empty() {
+        // A definition's first line is never blank: most candidates end here, unread.
+        if def.kind == DefKind::File || !displayed.contains(&def.start_line) {
             return false;
         }
         let file = self.g.nodes[node as usize].file;
