@@ -136,7 +136,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    for q in questions.iter().cycle().take(questions.len() * query_runs.max(1)) {
+    for q in questions
+        .iter()
+        .cycle()
+        .take(questions.len() * query_runs.max(1))
+    {
         for (i, budget) in BUDGETS.into_iter().enumerate() {
             let t = Instant::now();
             let a = engine.query(&Query {

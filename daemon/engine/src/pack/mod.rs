@@ -3,7 +3,8 @@
 //! nothing of tokens) and [`crate::render`] (which lays the blocks out).
 //!
 //! Invariants: the blocks' tokens never exceed the budget given; a node never appears twice,
-//! nor inside a container already shown whole; a node bigger than the per-node cap is shown
+//! nor inside a definition already shown whole (shown whole after its parts, it takes their
+//! place), nor once earlier blocks show all its lines; a node bigger than the per-node cap is shown
 //! cut (head of a function, outline of a container), never dropped for its size; if anything
 //! eligible fits, something is returned.
 
@@ -14,12 +15,14 @@ use crate::lines::LineIndex;
 use crate::link::{Graph, dir_of};
 use crate::model::DefKind;
 use crate::rank::Ranked;
-use crate::tokens::{Encoding, count};
-use block::{Mode, render, render_shown};
+use crate::tokens::Encoding;
+use block::Mode;
+use ctx::Ctx;
 
 pub mod block;
 mod budget;
 mod comments;
+mod ctx;
 mod density;
 
 pub use budget::{first_code_budget, fit_answer};
@@ -124,200 +127,6 @@ pub struct Selection {
     pub pointers: Vec<(u32, usize)>,
 }
 
-struct Ctx<'a> {
-    g: &'a Graph,
-    sources: &'a Sources,
-    enc: Encoding,
-    lines: &'a LineIndex,
-    /// Files an earlier block gave in full: later headings call them by their short path.
-    introduced: HashSet<u32>,
-    short_paths: &'a HashMap<&'a str, String>,
-}
-
-impl Ctx<'_> {
-    fn block(&mut self, node: u32, mode: Mode) -> (String, usize) {
-        let file = self.g.nodes[node as usize].file;
-        let starts = self.lines.starts(file, &self.sources[file as usize]);
-        let full = self.g.files[file as usize].path.as_str();
-        let path = match self.short_paths.get(full) {
-            Some(short) if self.introduced.contains(&file) => short.as_str(),
-            _ => full,
-        };
-        let text = render(self.g, self.sources, node, mode, &starts, path);
-        let tokens = count(self.enc, &text);
-        (text, tokens)
-    }
-
-    /// The numbers of the file's lines `node`'s block in `mode` shows as they are written.
-    fn shown_lines(&mut self, node: u32, mode: Mode) -> Vec<u32> {
-        if mode == Mode::Whole {
-            let def = self.g.def(node);
-            return (def.start_line..=def.end_line).collect();
-        }
-        let file = self.g.nodes[node as usize].file;
-        let starts = self.lines.starts(file, &self.sources[file as usize]);
-        render_shown(self.g, self.sources, node, mode, &starts, "").1
-    }
-
-    /// Whether every non-blank line of `node` is among `displayed` (its file's lines earlier
-    /// blocks show): a region of imports under its file's head, fields in an outline. Comment
-    /// lines count: a head folds its file's licence away, and an import added at the top of a
-    /// file is found by the lines above it (a region showing the licence as well, dev titles at
-    /// 4000: 104 hunks; deemed shown by its imports alone: 103).
-    fn all_displayed(&mut self, node: u32, displayed: &HashSet<u32>) -> bool {
-        let def = self.g.def(node);
-        // A definition's first line is never blank: most candidates end here, unread.
-        if def.kind == DefKind::File || !displayed.contains(&def.start_line) {
-            return false;
-        }
-        let file = self.g.nodes[node as usize].file;
-        let starts = self.lines.starts(file, &self.sources[file as usize]);
-        let src = &self.sources[file as usize];
-        crate::lines::lines_of(src, &starts, def.start_line, def.end_line)
-            .iter()
-            .zip(def.start_line..)
-            .all(|(text, n)| text.trim().is_empty() || displayed.contains(&n))
-    }
-
-    /// For a long function: the window of lines densest in the question's terms that fits
-    /// `limit` tokens, when that window is not simply the head.
-    fn window_within(
-        &mut self,
-        node: u32,
-        limit: usize,
-        terms: &HashMap<String, f32>,
-    ) -> Option<(Mode, String, usize)> {
-        if terms.is_empty() {
-            return None;
-        }
-        let def = self.g.def(node);
-        let file = self.g.nodes[node as usize].file;
-        let src = self.sources[file as usize].clone();
-        let starts = self.lines.starts(file, &src);
-        let lines = crate::lines::lines_of(&src, &starts, def.start_line, def.end_line);
-        let weights: Vec<f32> = lines
-            .iter()
-            .map(|l| {
-                let mut seen = HashSet::new();
-                let mut w = 0.0;
-                crate::index::tokenize::for_each_token(l, |t| {
-                    if let Some(x) = terms.get(t)
-                        && seen.insert(t.to_string())
-                    {
-                        w += x;
-                    }
-                });
-                w
-            })
-            .collect();
-        // A docstring says in prose what the code below it does; when the function must be
-        // cut, the code is what is missing (pvlib's numpy-style docstrings run 100+ lines and a
-        // head showed nothing else). Skip it: it never attracts the window, and the window
-        // starts after it at the earliest.
-        let body = if self.g.file_of(node).lang == crate::model::Lang::Python {
-            python_docstring_end(&lines)
-        } else {
-            0
-        };
-        // Window length: the longest head that fits tells how many lines the budget allows.
-        let (Mode::Head(n), _, _) = self.head_within(node, limit)? else {
-            return None;
-        };
-        let n = (n as usize).saturating_sub(2).max(1);
-        if n >= lines.len() - body {
-            if body == 0 {
-                return None;
-            }
-            return self.window_fitting(node, def.start_line + body as u32, def.end_line, limit);
-        }
-        let mut best = (0.0f32, body);
-        let mut sum: f32 = weights[body..body + n].iter().sum();
-        best = if sum > best.0 { (sum, body) } else { best };
-        for i in body + n..weights.len() {
-            sum += weights[i] - weights[i - n];
-            if sum > best.0 + 1e-6 {
-                best = (sum, i + 1 - n);
-            }
-        }
-        if body == 0 && best.1 <= 2 {
-            return None; // the head is the best window
-        }
-        let a = def.start_line + best.1 as u32;
-        self.window_fitting(node, a, a + n as u32 - 1, limit)
-    }
-
-    /// The window `a..=b` of `node`, shortened from its end until its block fits `limit` (the
-    /// head's line count only estimates a window's: its lines may be longer).
-    fn window_fitting(
-        &mut self,
-        node: u32,
-        a: u32,
-        b: u32,
-        limit: usize,
-    ) -> Option<(Mode, String, usize)> {
-        self.longest_fitting(node, a, b, limit, |last| Mode::Window(a, last))
-    }
-
-    /// A file's header — its outline up to the first definition — cut to fit `limit`.
-    fn header_within(&mut self, file: u32, limit: usize) -> Option<(Mode, String, usize)> {
-        let first = self
-            .g
-            .members(file)
-            .iter()
-            .map(|&m| self.g.def(m).start_line)
-            .min()?;
-        let def = self.g.def(file);
-        let src = self.sources[self.g.nodes[file as usize].file as usize].clone();
-        let starts = self.lines.starts(self.g.nodes[file as usize].file, &src);
-        // Outline lines before the first member: the header's non-blank lines.
-        let n = crate::lines::lines_of(&src, &starts, def.start_line, first.saturating_sub(1))
-            .iter()
-            .filter(|l| !l.trim().is_empty())
-            .count() as u32;
-        if n == 0 {
-            return None;
-        }
-        let (text, tokens) = self.block(file, Mode::Head(n));
-        if tokens <= limit {
-            return Some((Mode::Head(n), text, tokens));
-        }
-        self.head_within(file, limit)
-    }
-
-    /// The largest head of `node` whose block fits `limit` tokens.
-    fn head_within(&mut self, node: u32, limit: usize) -> Option<(Mode, String, usize)> {
-        let def = self.g.def(node);
-        let total = def.end_line - def.start_line + 1;
-        self.longest_fitting(node, 1, total, limit, Mode::Head)
-    }
-
-    /// The block `mode(k)` for the largest `k` in `lo..=hi` that fits `limit` tokens (a
-    /// block grows with `k`).
-    fn longest_fitting(
-        &mut self,
-        node: u32,
-        mut lo: u32,
-        mut hi: u32,
-        limit: usize,
-        mode: impl Fn(u32) -> Mode,
-    ) -> Option<(Mode, String, usize)> {
-        let mut best = None;
-        while lo <= hi {
-            let mid = lo + (hi - lo) / 2;
-            let (text, tokens) = self.block(node, mode(mid));
-            if tokens <= limit {
-                best = Some((mode(mid), text, tokens));
-                lo = mid + 1;
-            } else if mid == 0 {
-                break;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        best
-    }
-}
-
 /// Directory round-robin: one node from each directory (in order of each directory's best
 /// node) before any directory gets a second, so multi-facet questions reach several areas.
 fn round_robin(g: &Graph, ranked: &[Ranked]) -> Vec<Ranked> {
@@ -340,31 +149,6 @@ fn round_robin(g: &Graph, ranked: &[Ranked]) -> Vec<Ranked> {
         round += 1;
     }
     out
-}
-
-/// The index of the first line after a Python function's docstring (0 when it has none):
-/// the signature runs to the first line ending in `:`, then a string literal opens.
-fn python_docstring_end(lines: &[String]) -> usize {
-    let Some(sig_end) = lines.iter().take(20).position(|l| {
-        let code = l.split(" #").next().unwrap_or(l).trim_end();
-        code.ends_with(':')
-    }) else {
-        return 0;
-    };
-    let Some(open) = (sig_end + 1..lines.len()).find(|&i| !lines[i].trim().is_empty()) else {
-        return 0;
-    };
-    let first = lines[open].trim_start();
-    let first = first.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
-    let Some(quote) = ["\"\"\"", "'''"].into_iter().find(|q| first.starts_with(q)) else {
-        return 0;
-    };
-    if first[3..].contains(quote) {
-        return open + 1;
-    }
-    (open + 1..lines.len())
-        .find(|&i| lines[i].contains(quote))
-        .map_or(0, |close| close + 1)
 }
 
 /// The node standing for a whole file.
