@@ -372,7 +372,8 @@ fn select<'a>(
                 }
             } else {
                 let freed: usize = inner.iter().map(|&i| blocks[i].tokens).sum();
-                let limit = node_cap_at(blocks.len() - inner.len()).min(remaining + freed);
+                let limit =
+                    node_cap_at(blocks.len() - inner.len()).min(remaining.saturating_add(freed));
                 let at = inner[0];
                 // It is its file's first block when the first it replaces was.
                 let first_of_file = !blocks[..at]

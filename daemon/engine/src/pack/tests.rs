@@ -89,6 +89,14 @@ fn a_definition_shown_whole_takes_the_place_of_the_blocks_it_holds() {
         sel.blocks[0].text
     );
     assert!(sel.pointers.iter().all(|&(n, _)| n != inner));
+    // With no budget too (its remaining tokens are unbounded).
+    let uncapped = p.select(
+        &[ranked(inner, 1.0), ranked(other, 0.9), ranked(outer, 0.8)],
+        0,
+        &short,
+    );
+    let shown: Vec<u32> = uncapped.blocks.iter().map(|b| b.node).collect();
+    assert_eq!(shown, vec![outer, other]);
 }
 
 #[test]
