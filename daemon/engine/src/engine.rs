@@ -934,7 +934,7 @@ impl Engine {
                 let file = g.nodes[node as usize].file;
                 let starts = line_starts(&self.sources[file as usize]);
                 let path = &g.files[file as usize].path;
-                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts, path));
+                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts, path).text);
                 continue;
             }
             let (path, range) = id.rsplit_once(':').ok_or_else(|| unknown_id(id))?;

@@ -73,6 +73,13 @@ fn push_numbered(out: &mut String, shown: &mut Vec<u32>, first: u32, lines: &[St
     }
 }
 
+/// One node's block: its text, and the numbers of the file's lines it shows as they are written
+/// (an outline's rebuilt signatures are not; folded comment lines are not shown).
+pub struct Rendered {
+    pub text: String,
+    pub lines: Vec<u32>,
+}
+
 /// Renders one node. `starts` are the line starts of the node's file; `path` is what its
 /// heading calls the file (its path, or a short form of it).
 pub fn render(
@@ -82,20 +89,7 @@ pub fn render(
     mode: Mode,
     starts: &[usize],
     path: &str,
-) -> String {
-    render_shown(g, sources, node, mode, starts, path).0
-}
-
-/// [`render`], and the numbers of the file's lines the block shows as they are in the file
-/// (an outline's rebuilt signatures are not; folded comment lines are not shown).
-pub fn render_shown(
-    g: &Graph,
-    sources: &Sources,
-    node: u32,
-    mode: Mode,
-    starts: &[usize],
-    path: &str,
-) -> (String, Vec<u32>) {
+) -> Rendered {
     let nr = g.nodes[node as usize];
     let def = g.def(node);
     let file = g.file_of(node);
@@ -191,7 +185,10 @@ pub fn render_shown(
         }
     }
     out.push_str("```\n");
-    (out, shown)
+    Rendered {
+        text: out,
+        lines: shown,
+    }
 }
 
 /// What a block's heading calls each of `wanted` once an earlier block gave its full path:
@@ -371,7 +368,7 @@ mod tests {
     fn outline_of(path: &str, src: &str, name: &str) -> (Graph, Sources, String) {
         let (g, sources, starts) = fixture(path, src);
         let node = named(&g, name);
-        let text = render(&g, &sources, node, Mode::Skeleton, &starts, path);
+        let text = render(&g, &sources, node, Mode::Skeleton, &starts, path).text;
         (g, sources, text)
     }
 
@@ -423,7 +420,8 @@ mod tests {
             Mode::Window(20, 24),
             &starts,
             "pkg/build.py",
-        );
+        )
+        .text;
         let code: Vec<&str> = text.lines().skip(2).take(6).collect();
         assert_eq!(
             code,

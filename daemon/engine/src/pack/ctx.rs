@@ -9,7 +9,7 @@ use crate::link::Graph;
 use crate::model::DefKind;
 use crate::tokens::{Encoding, count};
 
-use super::block::{Mode, render, render_shown};
+use super::block::{Mode, render};
 
 pub(super) struct Ctx<'a> {
     pub(super) g: &'a Graph,
@@ -30,7 +30,7 @@ impl Ctx<'_> {
             Some(short) if self.introduced.contains(&file) => short.as_str(),
             _ => full,
         };
-        let text = render(self.g, self.sources, node, mode, &starts, path);
+        let text = render(self.g, self.sources, node, mode, &starts, path).text;
         let tokens = count(self.enc, &text);
         (text, tokens)
     }
@@ -43,7 +43,7 @@ impl Ctx<'_> {
         }
         let file = self.g.nodes[node as usize].file;
         let starts = self.lines.starts(file, &self.sources[file as usize]);
-        render_shown(self.g, self.sources, node, mode, &starts, "").1
+        render(self.g, self.sources, node, mode, &starts, "").lines
     }
 
     /// Whether every non-blank line of `node` is among `displayed` (its file's lines earlier

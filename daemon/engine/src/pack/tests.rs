@@ -5,33 +5,59 @@ use super::block::Mode;
 use super::{Packer, Tuning};
 use crate::index::Sources;
 use crate::lines::LineIndex;
+use crate::link::Graph;
 use crate::rank::{Ranked, SignalRanks};
 use crate::testing::{graph_of, ledger_source, node_named};
 use crate::tokens::Encoding;
 
-#[test]
-fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
-    let src = ledger_source();
-    let g = graph_of(&[("books.py", &src)]);
-    let sources: Sources = vec![Arc::from(src.as_bytes())];
-    let lines = LineIndex::new(1);
-    let (terms, tuning) = (HashMap::new(), Tuning::default());
-    let p = Packer {
-        g: &g,
-        sources: &sources,
-        lines: &lines,
-        enc: Encoding::Cl100k,
-        terms: &terms,
-        tuning: &tuning,
-    };
-    let by_name = |name: &str| node_named(&g, name);
-    let (ledger, parse) = (by_name("Ledger"), by_name("parse_amount"));
-    let ranked = |node, score| Ranked {
+/// One file's graph and everything a [`Packer`] reads, at default tuning and no question terms.
+struct Fixture {
+    g: Graph,
+    sources: Sources,
+    lines: LineIndex,
+    terms: HashMap<String, f32>,
+    tuning: Tuning,
+}
+
+impl Fixture {
+    fn of(path: &str, src: &str) -> Fixture {
+        Fixture {
+            g: graph_of(&[(path, src)]),
+            sources: vec![Arc::from(src.as_bytes())],
+            lines: LineIndex::new(1),
+            terms: HashMap::new(),
+            tuning: Tuning::default(),
+        }
+    }
+
+    fn packer(&self) -> Packer<'_> {
+        Packer {
+            g: &self.g,
+            sources: &self.sources,
+            lines: &self.lines,
+            enc: Encoding::Cl100k,
+            terms: &self.terms,
+            tuning: &self.tuning,
+        }
+    }
+}
+
+fn ranked(node: u32, score: f32) -> Ranked {
+    Ranked {
         node,
         score,
         ranks: SignalRanks::default(),
         probability: None,
-    };
+    }
+}
+
+#[test]
+fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
+    let src = ledger_source();
+    let fx = Fixture::of("books.py", &src);
+    let (g, p) = (&fx.g, fx.packer());
+    let by_name = |name: &str| node_named(g, name);
+    let (ledger, parse) = (by_name("Ledger"), by_name("parse_amount"));
     let short = p.short_paths(&[]);
     // Ranked first, the class is still too big for its outline: the function is the answer and
     // the class a pointer.
@@ -50,29 +76,13 @@ fn a_big_containers_head_is_shown_only_when_nothing_else_can_be() {
 #[test]
 fn a_definition_shown_whole_takes_the_place_of_the_blocks_it_holds() {
     let src = "def outer(values):\n    total = 0\n\n    def inner(v):\n        return v * 2\n\n    for v in values:\n        total += inner(v)\n    return total\n\n\ndef other(x):\n    return x + 1\n";
-    let g = graph_of(&[("calc.py", src)]);
-    let sources: Sources = vec![Arc::from(src.as_bytes())];
-    let lines = LineIndex::new(1);
-    let (terms, tuning) = (HashMap::new(), Tuning::default());
-    let p = Packer {
-        g: &g,
-        sources: &sources,
-        lines: &lines,
-        enc: Encoding::Cl100k,
-        terms: &terms,
-        tuning: &tuning,
-    };
+    let fx = Fixture::of("calc.py", src);
+    let (g, p) = (&fx.g, fx.packer());
     let (outer, inner, other) = (
-        node_named(&g, "outer"),
-        node_named(&g, "inner"),
-        node_named(&g, "other"),
+        node_named(g, "outer"),
+        node_named(g, "inner"),
+        node_named(g, "other"),
     );
-    let ranked = |node, score| Ranked {
-        node,
-        score,
-        ranks: SignalRanks::default(),
-        probability: None,
-    };
     let short = p.short_paths(&[]);
     let sel = p.select(
         &[ranked(inner, 1.0), ranked(other, 0.9), ranked(outer, 0.8)],
@@ -102,29 +112,13 @@ fn a_definition_shown_whole_takes_the_place_of_the_blocks_it_holds() {
 #[test]
 fn a_node_whose_lines_earlier_blocks_show_is_neither_shown_again_nor_a_pointer() {
     let src = "import os\nimport sys\nfrom pathlib import Path\n\n\ndef home():\n    return Path(os.environ.get('HOME', sys.prefix))\n";
-    let g = graph_of(&[("paths.py", src)]);
-    let sources: Sources = vec![Arc::from(src.as_bytes())];
-    let lines = LineIndex::new(1);
-    let (terms, tuning) = (HashMap::new(), Tuning::default());
-    let p = Packer {
-        g: &g,
-        sources: &sources,
-        lines: &lines,
-        enc: Encoding::Cl100k,
-        terms: &terms,
-        tuning: &tuning,
-    };
-    let home = node_named(&g, "home");
+    let fx = Fixture::of("paths.py", src);
+    let (g, p) = (&fx.g, fx.packer());
+    let home = node_named(g, "home");
     let imports = (0..g.nodes.len() as u32)
         .find(|&n| g.def(n).kind == crate::model::DefKind::Region)
         .expect("an imports region");
     assert_eq!(g.def(imports).start_line, 1);
-    let ranked = |node, score| Ranked {
-        node,
-        score,
-        ranks: SignalRanks::default(),
-        probability: None,
-    };
     let short = p.short_paths(&[]);
     // At 4000 tokens the best node's file shows its head: the imports.
     let sel = p.select(&[ranked(home, 1.0), ranked(imports, 0.9)], 4000, &short);
