@@ -21,8 +21,17 @@ pub(super) struct Ctx<'a> {
     pub(super) short_paths: &'a HashMap<&'a str, String>,
 }
 
+/// One node's block as it would be shown: how, its text and token count, and the numbers of the
+/// file's lines it shows as they are written.
+pub(super) struct Drawn {
+    pub(super) mode: Mode,
+    pub(super) text: String,
+    pub(super) tokens: usize,
+    pub(super) lines: Vec<u32>,
+}
+
 impl Ctx<'_> {
-    pub(super) fn block(&mut self, node: u32, mode: Mode) -> (String, usize) {
+    pub(super) fn block(&mut self, node: u32, mode: Mode) -> Drawn {
         let file = self.g.nodes[node as usize].file;
         let starts = self.lines.starts(file, &self.sources[file as usize]);
         let full = self.g.files[file as usize].path.as_str();
@@ -30,20 +39,13 @@ impl Ctx<'_> {
             Some(short) if self.introduced.contains(&file) => short.as_str(),
             _ => full,
         };
-        let text = render(self.g, self.sources, node, mode, &starts, path).text;
-        let tokens = count(self.enc, &text);
-        (text, tokens)
-    }
-
-    /// The numbers of the file's lines `node`'s block in `mode` shows as they are written.
-    pub(super) fn shown_lines(&mut self, node: u32, mode: Mode) -> Vec<u32> {
-        if mode == Mode::Whole {
-            let def = self.g.def(node);
-            return (def.start_line..=def.end_line).collect();
+        let rendered = render(self.g, self.sources, node, mode, &starts, path);
+        Drawn {
+            mode,
+            tokens: count(self.enc, &rendered.text),
+            text: rendered.text,
+            lines: rendered.lines,
         }
-        let file = self.g.nodes[node as usize].file;
-        let starts = self.lines.starts(file, &self.sources[file as usize]);
-        render(self.g, self.sources, node, mode, &starts, "").lines
     }
 
     /// Whether every non-blank line of `node` is among `displayed` (its file's lines earlier
@@ -73,7 +75,7 @@ impl Ctx<'_> {
         node: u32,
         limit: usize,
         terms: &HashMap<String, f32>,
-    ) -> Option<(Mode, String, usize)> {
+    ) -> Option<Drawn> {
         if terms.is_empty() {
             return None;
         }
@@ -107,7 +109,7 @@ impl Ctx<'_> {
             0
         };
         // Window length: the longest head that fits tells how many lines the budget allows.
-        let (Mode::Head(n), _, _) = self.head_within(node, limit)? else {
+        let Mode::Head(n) = self.head_within(node, limit)?.mode else {
             return None;
         };
         let n = (n as usize).saturating_sub(2).max(1);
@@ -141,16 +143,12 @@ impl Ctx<'_> {
         a: u32,
         b: u32,
         limit: usize,
-    ) -> Option<(Mode, String, usize)> {
+    ) -> Option<Drawn> {
         self.longest_fitting(node, a, b, limit, |last| Mode::Window(a, last))
     }
 
     /// A file's header — its outline up to the first definition — cut to fit `limit`.
-    pub(super) fn header_within(
-        &mut self,
-        file: u32,
-        limit: usize,
-    ) -> Option<(Mode, String, usize)> {
+    pub(super) fn header_within(&mut self, file: u32, limit: usize) -> Option<Drawn> {
         let first = self
             .g
             .members(file)
@@ -168,15 +166,15 @@ impl Ctx<'_> {
         if n == 0 {
             return None;
         }
-        let (text, tokens) = self.block(file, Mode::Head(n));
-        if tokens <= limit {
-            return Some((Mode::Head(n), text, tokens));
+        let head = self.block(file, Mode::Head(n));
+        if head.tokens <= limit {
+            return Some(head);
         }
         self.head_within(file, limit)
     }
 
     /// The largest head of `node` whose block fits `limit` tokens.
-    pub(super) fn head_within(&mut self, node: u32, limit: usize) -> Option<(Mode, String, usize)> {
+    pub(super) fn head_within(&mut self, node: u32, limit: usize) -> Option<Drawn> {
         let def = self.g.def(node);
         let total = def.end_line - def.start_line + 1;
         self.longest_fitting(node, 1, total, limit, Mode::Head)
@@ -191,13 +189,13 @@ impl Ctx<'_> {
         mut hi: u32,
         limit: usize,
         mode: impl Fn(u32) -> Mode,
-    ) -> Option<(Mode, String, usize)> {
+    ) -> Option<Drawn> {
         let mut best = None;
         while lo <= hi {
             let mid = lo + (hi - lo) / 2;
-            let (text, tokens) = self.block(node, mode(mid));
-            if tokens <= limit {
-                best = Some((mode(mid), text, tokens));
+            let drawn = self.block(node, mode(mid));
+            if drawn.tokens <= limit {
+                best = Some(drawn);
                 lo = mid + 1;
             } else if mid == 0 {
                 break;

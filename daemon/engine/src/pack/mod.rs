@@ -17,7 +17,7 @@ use crate::model::DefKind;
 use crate::rank::Ranked;
 use crate::tokens::Encoding;
 use block::Mode;
-use ctx::Ctx;
+use ctx::{Ctx, Drawn};
 
 pub mod block;
 mod budget;
@@ -251,6 +251,53 @@ impl<'a> Packer<'a> {
     }
 }
 
+/// The blocks chosen so far and what they show.
+#[derive(Default)]
+struct Picked {
+    blocks: Vec<Block>,
+    /// Nodes with a block of their own.
+    shown: HashSet<u32>,
+    /// Nodes shown whole: their descendants are shown too.
+    whole: HashSet<u32>,
+    /// Per file, the lines the blocks show.
+    displayed: HashMap<u32, HashSet<u32>>,
+    used: usize,
+}
+
+impl Picked {
+    /// `node`'s block `drawn`, placed at `at` among the blocks.
+    fn insert(&mut self, g: &Graph, at: usize, node: u32, drawn: Drawn, score: f32) {
+        self.used += drawn.tokens;
+        self.shown.insert(node);
+        if drawn.mode == Mode::Whole {
+            self.whole.insert(node);
+        }
+        self.displayed
+            .entry(g.nodes[node as usize].file)
+            .or_default()
+            .extend(drawn.lines);
+        self.blocks.insert(
+            at,
+            Block {
+                node,
+                mode: drawn.mode,
+                text: drawn.text,
+                tokens: drawn.tokens,
+                score,
+            },
+        );
+    }
+
+    fn push(&mut self, g: &Graph, node: u32, drawn: Drawn, score: f32) {
+        self.insert(g, self.blocks.len(), node, drawn, score);
+    }
+
+    /// Whether `node` is shown: as a block, or inside one shown whole.
+    fn holds(&self, g: &Graph, node: u32) -> bool {
+        self.shown.contains(&node) || ancestors(g, node).any(|a| self.whole.contains(&a))
+    }
+}
+
 fn select<'a>(
     p: &Packer<'a>,
     ranked: &[Ranked],
@@ -317,23 +364,19 @@ fn select<'a>(
         density::reorder(g, &mut order, d);
     }
 
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut shown: HashSet<u32> = HashSet::new();
-    let mut whole: HashSet<u32> = HashSet::new();
-    let mut used = 0usize;
-    // Per file, the lines the blocks show; nodes all of whose lines they show.
-    let mut displayed: HashMap<u32, HashSet<u32>> = HashMap::new();
+    let mut picked = Picked::default();
+    // Nodes all of whose lines the blocks show.
     let mut covered: HashSet<u32> = HashSet::new();
     let header_files = header_files(g, ranked, budget, tuning.headers);
     // The first container met that is too big for its outline: its head is shown only if
     // nothing else is.
     let mut skipped_container: Option<(u32, f32)> = None;
     for r in order.iter().take(MAX_CONSIDERED) {
-        if !capped && blocks.len() >= UNCAPPED_MAX_BLOCKS {
+        if !capped && picked.blocks.len() >= UNCAPPED_MAX_BLOCKS {
             break;
         }
         let remaining = if capped {
-            budget.saturating_sub(used)
+            budget.saturating_sub(picked.used)
         } else {
             usize::MAX
         };
@@ -341,13 +384,13 @@ fn select<'a>(
             break;
         }
         let node = r.node;
-        if shown.contains(&node) || ancestors(g, node).any(|a| whole.contains(&a)) {
+        if picked.holds(g, node) {
             continue;
         }
         let file = g.nodes[node as usize].file;
         // Earlier blocks show all its lines (imports under its file's head, a field block in
         // its class's outline): it is shown.
-        if let Some(d) = displayed.get(&file)
+        if let Some(d) = picked.displayed.get(&file)
             && cx.all_displayed(node, d)
         {
             covered.insert(node);
@@ -356,68 +399,49 @@ fn select<'a>(
         let def = g.def(node);
         let is_file = def.kind == DefKind::File;
         let has_shown_members = (def.kind.is_container() || is_file)
-            && g.members(node).iter().any(|c| shown.contains(c));
-        let limit = node_cap_at(blocks.len()).min(remaining);
+            && g.members(node).iter().any(|c| picked.shown.contains(c));
+        let limit = node_cap_at(picked.blocks.len()).min(remaining);
         let mut choice = None;
         // A file is shown as its outline: its definitions are nodes of their own.
         if !has_shown_members && !is_file {
             // Earlier blocks of lines this one holds (a nested function, a field region, a
             // constant inside a function) would be shown twice: its whole body takes their
             // place and their tokens.
-            let inner = blocks_within(g, &blocks, node);
+            let inner = blocks_within(g, &picked.blocks, node);
             if inner.is_empty() {
-                let (text, tokens) = cx.block(node, Mode::Whole);
-                if tokens <= limit {
-                    choice = Some((Mode::Whole, text, tokens));
-                }
+                choice = Some(cx.block(node, Mode::Whole)).filter(|d| d.tokens <= limit);
             } else {
-                let freed: usize = inner.iter().map(|&i| blocks[i].tokens).sum();
-                let limit =
-                    node_cap_at(blocks.len() - inner.len()).min(remaining.saturating_add(freed));
+                let freed: usize = inner.iter().map(|&i| picked.blocks[i].tokens).sum();
+                let limit = node_cap_at(picked.blocks.len() - inner.len())
+                    .min(remaining.saturating_add(freed));
                 let at = inner[0];
                 // It is its file's first block when the first it replaces was.
-                let first_of_file = !blocks[..at]
+                let first_of_file = !picked.blocks[..at]
                     .iter()
                     .any(|b| g.nodes[b.node as usize].file == file);
                 if first_of_file {
                     cx.introduced.remove(&file);
                 }
-                let (text, tokens) = cx.block(node, Mode::Whole);
+                let drawn = cx.block(node, Mode::Whole);
                 cx.introduced.insert(file);
-                if tokens <= limit {
+                if drawn.tokens <= limit {
                     let score = inner
                         .iter()
-                        .map(|&i| blocks[i].score)
+                        .map(|&i| picked.blocks[i].score)
                         .fold(r.score, f32::max);
                     for &i in inner.iter().rev() {
-                        blocks.remove(i);
+                        picked.blocks.remove(i);
                     }
-                    used = (used + tokens).saturating_sub(freed);
-                    shown.insert(node);
-                    whole.insert(node);
-                    let lines = cx.shown_lines(node, Mode::Whole);
-                    displayed.entry(file).or_default().extend(lines);
-                    blocks.insert(
-                        at,
-                        Block {
-                            node,
-                            mode: Mode::Whole,
-                            text,
-                            tokens,
-                            score,
-                        },
-                    );
+                    picked.used -= freed;
+                    picked.insert(g, at, node, drawn, score);
                     continue;
                 }
             }
         }
         if choice.is_none() && (def.kind.is_container() || is_file) {
-            let (text, tokens) = cx.block(node, Mode::Skeleton);
-            if tokens <= limit {
-                choice = Some((Mode::Skeleton, text, tokens));
-            }
+            choice = Some(cx.block(node, Mode::Skeleton)).filter(|d| d.tokens <= limit);
         }
-        if choice.is_none() && (limit >= 120 || blocks.is_empty()) {
+        if choice.is_none() && (limit >= 120 || picked.blocks.is_empty()) {
             if !def.kind.is_container() && !is_file {
                 choice = cx.window_within(node, limit, terms);
             }
@@ -434,64 +458,36 @@ fn select<'a>(
                 choice = cx.head_within(node, limit);
             }
         }
-        let Some((mode, text, tokens)) = choice else {
+        let Some(drawn) = choice else {
             continue;
         };
-        used += tokens;
-        shown.insert(node);
+        picked.push(g, node, drawn, r.score);
         cx.introduced.insert(file);
-        let lines = cx.shown_lines(node, mode);
-        displayed.entry(file).or_default().extend(lines);
-        if mode == Mode::Whole {
-            whole.insert(node);
-        }
-        blocks.push(Block {
-            node,
-            mode,
-            text,
-            tokens,
-            score: r.score,
-        });
         // The code a fix edits lives with its file's imports: show them for the first files.
         if !is_file
-            && header_files.contains(&g.nodes[node as usize].file)
-            && let Some(f) = file_node(g, node).filter(|f| !shown.contains(f))
+            && header_files.contains(&file)
+            && let Some(f) = file_node(g, node).filter(|f| !picked.shown.contains(f))
         {
             let limit = if capped {
-                (budget / 16).max(100).min(budget.saturating_sub(used))
+                (budget / 16)
+                    .max(100)
+                    .min(budget.saturating_sub(picked.used))
             } else {
                 UNCAPPED_HEADER_CAP
             };
-            if let Some((mode, text, tokens)) = cx.header_within(f, limit) {
-                used += tokens;
-                shown.insert(f);
-                let lines = cx.shown_lines(f, mode);
-                displayed.entry(file).or_default().extend(lines);
-                blocks.push(Block {
-                    node: f,
-                    mode,
-                    text,
-                    tokens,
-                    score: r.score,
-                });
+            if let Some(header) = cx.header_within(f, limit) {
+                picked.push(g, f, header, r.score);
             }
         }
     }
 
-    if blocks.is_empty()
+    if picked.blocks.is_empty()
         && let Some((node, score)) = skipped_container
     {
         // The first block's cap, within the budget, as it would have been in the loop.
         let limit = node_cap_at(0).min(if capped { budget } else { usize::MAX });
-        if let Some((mode, text, tokens)) = cx.head_within(node, limit) {
-            shown.insert(node);
-            blocks.push(Block {
-                node,
-                mode,
-                text,
-                tokens,
-                score,
-            });
+        if let Some(head) = cx.head_within(node, limit) {
+            picked.push(g, node, head, score);
         }
     }
 
@@ -500,16 +496,15 @@ fn select<'a>(
         if pointers.len() >= MAX_POINTERS {
             break;
         }
-        if shown.contains(&r.node)
-            || covered.contains(&r.node)
-            || ancestors(g, r.node).any(|a| whole.contains(&a))
-        {
+        if picked.holds(g, r.node) || covered.contains(&r.node) {
             continue;
         }
-        let (_, tokens) = cx.block(r.node, Mode::Whole);
-        pointers.push((r.node, tokens));
+        pointers.push((r.node, cx.block(r.node, Mode::Whole).tokens));
     }
-    Selection { blocks, pointers }
+    Selection {
+        blocks: picked.blocks,
+        pointers,
+    }
 }
 
 #[cfg(test)]
