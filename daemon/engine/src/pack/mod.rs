@@ -56,6 +56,13 @@ const UNCAPPED_HEADER_CAP: usize = 400;
 /// worth less than the code it displaces. Dev hunk recall at 1500, full issues / titles /
 /// history validation: 31.6 / 26.3 / 42.1 % with one header → 32.1 / 26.8 / 43.8 % without.
 const NO_HEADERS_UNDER: usize = 2000;
+/// Past the headers a budget buys, the next file's header is shown too when the whole of it
+/// costs at most budget/`CHEAP_HEADER_DIVISOR` tokens (100 at 4000): a short import list is
+/// where a fix adds the name it uses, for the price of a few lines. Dev full issues at 4000:
+/// 58.9 (78.2) → 59.3 (79.2) % hunk (file) recall, 8000 65.1 → 65.6; titles and history
+/// unchanged. A ceiling of budget/30 lost a title hunk; two such files lost three history
+/// hunks (`bench/results/dev.md`, session 32).
+const CHEAP_HEADER_DIVISOR: usize = 40;
 /// The smallest per-node cap after the first blocks, in tokens.
 const REST_CAP_FLOOR: usize = 400;
 /// The smallest cap of the first blocks, in tokens (never more than half the budget). A
@@ -168,12 +175,20 @@ fn file_node(g: &Graph, node: u32) -> Option<u32> {
 /// files → these files: 1500 tokens 26.8 → 27.8 → 29.7 % hunk recall, 4000 44.0 → 46.9 →
 /// 49.3 (file recall 61.4 → 66.3 → 71.3), 8000 56.5 → 60.3 → 61.2 (pools of 20–40 nodes
 /// measure within 0.5). [`Tuning::headers`] overrides the count.
+struct HeaderFiles {
+    /// Files whose header is shown, cut to the header cap if need be.
+    full: HashSet<u32>,
+    /// The next file by score: its header is shown only whole and within
+    /// budget/[`CHEAP_HEADER_DIVISOR`].
+    cheap: Option<u32>,
+}
+
 fn header_files(
     g: &Graph,
     ranked: &[Ranked],
     budget: usize,
     headers: Option<usize>,
-) -> HashSet<u32> {
+) -> HeaderFiles {
     let count = headers.unwrap_or(if budget == 0 {
         UNCAPPED_HEADERS
     } else if budget < NO_HEADERS_UNDER {
@@ -187,7 +202,14 @@ fn header_files(
     }
     let mut files: Vec<(u32, f32)> = mass.into_iter().collect();
     files.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    files.into_iter().take(count).map(|(f, _)| f).collect()
+    let mut files = files.into_iter().map(|(f, _)| f);
+    let full = files.by_ref().take(count).collect();
+    let cheap = if budget >= NO_HEADERS_UNDER {
+        files.next()
+    } else {
+        None
+    };
+    HeaderFiles { full, cheap }
 }
 
 /// Indices (ascending) of the blocks other than file headers whose lines `node` holds, in its
@@ -464,9 +486,12 @@ fn select<'a>(
         picked.push(g, node, drawn, r.score);
         cx.introduced.insert(file);
         // The code a fix edits lives with its file's imports: show them for the first files.
-        if !is_file
-            && header_files.contains(&file)
-            && let Some(f) = file_node(g, node).filter(|f| !picked.shown.contains(f))
+        let header_file = (!is_file)
+            .then(|| file_node(g, node))
+            .flatten()
+            .filter(|f| !picked.shown.contains(f));
+        if let Some(f) = header_file
+            && header_files.full.contains(&file)
         {
             let limit = if capped {
                 (budget / 16)
@@ -476,6 +501,15 @@ fn select<'a>(
                 UNCAPPED_HEADER_CAP
             };
             if let Some(header) = cx.header_within(f, limit) {
+                picked.push(g, f, header, r.score);
+            }
+        } else if let Some(f) = header_file
+            && header_files.cheap == Some(file)
+        {
+            let limit = (budget / CHEAP_HEADER_DIVISOR).min(budget.saturating_sub(picked.used));
+            if let Some(header) = cx.header_within(f, usize::MAX)
+                && header.tokens <= limit
+            {
                 picked.push(g, f, header, r.score);
             }
         }

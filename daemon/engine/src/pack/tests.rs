@@ -30,6 +30,25 @@ impl Fixture {
         }
     }
 
+    /// Several files, given in path order (the graph keeps it: sources are by file index).
+    fn of_files(files: &[(&str, &str)]) -> Fixture {
+        let g = graph_of(files);
+        let sources = files
+            .iter()
+            .map(|(_, src)| Arc::from(src.as_bytes()))
+            .collect();
+        for (i, (path, _)) in files.iter().enumerate() {
+            assert_eq!(g.files[i].path, *path);
+        }
+        Fixture {
+            g,
+            sources,
+            lines: LineIndex::new(files.len()),
+            terms: HashMap::new(),
+            tuning: Tuning::default(),
+        }
+    }
+
     fn packer(&self) -> Packer<'_> {
         Packer {
             g: &self.g,
@@ -138,4 +157,53 @@ fn a_node_whose_lines_earlier_blocks_show_is_neither_shown_again_nor_a_pointer()
     // Without the head (a small budget), the region is shown.
     let small = p.select(&[ranked(home, 1.0), ranked(imports, 0.9)], 1500, &short);
     assert!(small.blocks.iter().any(|b| b.node == imports));
+}
+
+#[test]
+fn the_next_files_header_is_shown_when_it_is_short() {
+    let module = |name: &str, imports: usize| {
+        let imports: String = (0..imports)
+            .map(|i| format!("from pkg.{name}_{i} import helper_{i}\n"))
+            .collect();
+        format!("{imports}\n\ndef f{name}(x):\n    return helper_0(x) + 1\n")
+    };
+    // b's imports are long; c's and d's are a line each.
+    let files = [
+        module("a", 2),
+        module("b", 60),
+        module("c", 1),
+        module("d", 1),
+    ];
+    let fx = Fixture::of_files(&[
+        ("a.py", &files[0]),
+        ("b.py", &files[1]),
+        ("c.py", &files[2]),
+        ("d.py", &files[3]),
+    ]);
+    let (g, p) = (&fx.g, fx.packer());
+    let short = p.short_paths(&[]);
+    let order = |names: &[&str]| -> Vec<Ranked> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ranked(node_named(g, n), 1.0 - i as f32 / 10.0))
+            .collect()
+    };
+    let headed = |sel: &super::Selection| -> Vec<String> {
+        sel.blocks
+            .iter()
+            .filter(|b| g.def(b.node).kind == crate::model::DefKind::File)
+            .map(|b| g.file_of(b.node).path.clone())
+            .collect()
+    };
+    // At 4000 tokens two files get their header whatever it costs (b's is cut to fit), and
+    // the third (c) too, being short; the fourth does not.
+    let sel = p.select(&order(&["fa", "fb", "fc", "fd"]), 4000, &short);
+    assert_eq!(headed(&sel), vec!["a.py", "b.py", "c.py"]);
+    // A long header is not the third one: b's, third here, is left out.
+    let sel = p.select(&order(&["fa", "fc", "fb", "fd"]), 4000, &short);
+    assert_eq!(headed(&sel), vec!["a.py", "c.py"]);
+    // Under 2000 tokens no header at all.
+    let sel = p.select(&order(&["fa", "fb", "fc", "fd"]), 1500, &short);
+    assert!(headed(&sel).is_empty());
 }
