@@ -167,14 +167,7 @@ fn file_node(g: &Graph, node: u32) -> Option<u32> {
         .map(|d| g.node_id(file, d))
 }
 
-/// The files whose header (what precedes the first definition: imports, module docs,
-/// constants) is shown with their first block: the ones holding most of the score of the best
-/// `HEADER_POOL` ranked nodes, one per 2000 tokens of code budget (rounded; none under
-/// [`NO_HEADERS_UNDER`], two with no budget). A fix often touches the imports, and code reads
-/// differently once one knows what is in scope. Dev benchmark (76 instances), no headers → headers for the first blocks'
-/// files → these files: 1500 tokens 26.8 → 27.8 → 29.7 % hunk recall, 4000 44.0 → 46.9 →
-/// 49.3 (file recall 61.4 → 66.3 → 71.3), 8000 56.5 → 60.3 → 61.2 (pools of 20–40 nodes
-/// measure within 0.5). [`Tuning::headers`] overrides the count.
+/// Which files show their header beside their first block.
 struct HeaderFiles {
     /// Files whose header is shown, cut to the header cap if need be.
     full: HashSet<u32>,
@@ -183,6 +176,14 @@ struct HeaderFiles {
     cheap: Option<u32>,
 }
 
+/// The files whose header (what precedes the first definition: imports, module docs,
+/// constants) is shown with their first block: the ones holding most of the score of the best
+/// `HEADER_POOL` ranked nodes, one per 2000 tokens of code budget (rounded; none under
+/// [`NO_HEADERS_UNDER`], two with no budget). A fix often touches the imports, and code reads
+/// differently once one knows what is in scope. Dev benchmark (76 instances), no headers → headers for the first blocks'
+/// files → these files: 1500 tokens 26.8 → 27.8 → 29.7 % hunk recall, 4000 44.0 → 46.9 →
+/// 49.3 (file recall 61.4 → 66.3 → 71.3), 8000 56.5 → 60.3 → 61.2 (pools of 20–40 nodes
+/// measure within 0.5). [`Tuning::headers`] overrides the count.
 fn header_files(
     g: &Graph,
     ranked: &[Ranked],
@@ -486,30 +487,26 @@ fn select<'a>(
         picked.push(g, node, drawn, r.score);
         cx.introduced.insert(file);
         // The code a fix edits lives with its file's imports: show them for the first files.
-        let header_file = (!is_file)
-            .then(|| file_node(g, node))
-            .flatten()
-            .filter(|f| !picked.shown.contains(f));
-        if let Some(f) = header_file
-            && header_files.full.contains(&file)
+        let full_header = header_files.full.contains(&file);
+        if !is_file
+            && (full_header || header_files.cheap == Some(file))
+            && let Some(f) = file_node(g, node).filter(|f| !picked.shown.contains(f))
         {
-            let limit = if capped {
-                (budget / 16)
-                    .max(100)
-                    .min(budget.saturating_sub(picked.used))
+            let header = if full_header {
+                let limit = if capped {
+                    (budget / 16)
+                        .max(100)
+                        .min(budget.saturating_sub(picked.used))
+                } else {
+                    UNCAPPED_HEADER_CAP
+                };
+                cx.header_within(f, limit)
             } else {
-                UNCAPPED_HEADER_CAP
+                let limit = (budget / CHEAP_HEADER_DIVISOR).min(budget.saturating_sub(picked.used));
+                cx.header_within(f, usize::MAX)
+                    .filter(|h| h.tokens <= limit)
             };
-            if let Some(header) = cx.header_within(f, limit) {
-                picked.push(g, f, header, r.score);
-            }
-        } else if let Some(f) = header_file
-            && header_files.cheap == Some(file)
-        {
-            let limit = (budget / CHEAP_HEADER_DIVISOR).min(budget.saturating_sub(picked.used));
-            if let Some(header) = cx.header_within(f, usize::MAX)
-                && header.tokens <= limit
-            {
+            if let Some(header) = header {
                 picked.push(g, f, header, r.score);
             }
         }
