@@ -137,18 +137,12 @@ impl Ctx<'_> {
 
     /// The window `a..=b` of `node`, shortened from its end until its block fits `limit` (the
     /// head's line count only estimates a window's: its lines may be longer).
-    pub(super) fn window_fitting(
-        &mut self,
-        node: u32,
-        a: u32,
-        b: u32,
-        limit: usize,
-    ) -> Option<Drawn> {
+    fn window_fitting(&mut self, node: u32, a: u32, b: u32, limit: usize) -> Option<Drawn> {
         self.longest_fitting(node, a, b, limit, |last| Mode::Window(a, last))
     }
 
-    /// A file's header — its outline up to the first definition — cut to fit `limit`.
-    pub(super) fn header_within(&mut self, file: u32, limit: usize) -> Option<Drawn> {
+    /// A file's header — its outline up to the first definition — whole.
+    pub(super) fn whole_header(&mut self, file: u32) -> Option<Drawn> {
         let first = self
             .g
             .members(file)
@@ -163,10 +157,12 @@ impl Ctx<'_> {
             .iter()
             .filter(|l| !l.trim().is_empty())
             .count() as u32;
-        if n == 0 {
-            return None;
-        }
-        let head = self.block(file, Mode::Head(n));
+        (n > 0).then(|| self.block(file, Mode::Head(n)))
+    }
+
+    /// A file's header, cut to fit `limit`.
+    pub(super) fn header_within(&mut self, file: u32, limit: usize) -> Option<Drawn> {
+        let head = self.whole_header(file)?;
         if head.tokens <= limit {
             return Some(head);
         }
@@ -182,7 +178,7 @@ impl Ctx<'_> {
 
     /// The block `mode(k)` for the largest `k` in `lo..=hi` that fits `limit` tokens (a
     /// block grows with `k`).
-    pub(super) fn longest_fitting(
+    fn longest_fitting(
         &mut self,
         node: u32,
         mut lo: u32,

@@ -492,19 +492,21 @@ fn select<'a>(
             && (full_header || header_files.cheap == Some(file))
             && let Some(f) = file_node(g, node).filter(|f| !picked.shown.contains(f))
         {
+            let left = if capped {
+                budget.saturating_sub(picked.used)
+            } else {
+                usize::MAX
+            };
             let header = if full_header {
-                let limit = if capped {
-                    (budget / 16)
-                        .max(100)
-                        .min(budget.saturating_sub(picked.used))
+                let cap = if capped {
+                    (budget / 16).max(100)
                 } else {
                     UNCAPPED_HEADER_CAP
                 };
-                cx.header_within(f, limit)
+                cx.header_within(f, cap.min(left))
             } else {
-                let limit = (budget / CHEAP_HEADER_DIVISOR).min(budget.saturating_sub(picked.used));
-                cx.header_within(f, usize::MAX)
-                    .filter(|h| h.tokens <= limit)
+                let cap = budget / CHEAP_HEADER_DIVISOR;
+                cx.whole_header(f).filter(|h| h.tokens <= cap.min(left))
             };
             if let Some(header) = header {
                 picked.push(g, f, header, r.score);

@@ -21,13 +21,7 @@ struct Fixture {
 
 impl Fixture {
     fn of(path: &str, src: &str) -> Fixture {
-        Fixture {
-            g: graph_of(&[(path, src)]),
-            sources: vec![Arc::from(src.as_bytes())],
-            lines: LineIndex::new(1),
-            terms: HashMap::new(),
-            tuning: Tuning::default(),
-        }
+        Fixture::of_files(&[(path, src)])
     }
 
     /// Several files, given in path order (the graph keeps it: sources are by file index).
