@@ -10,7 +10,8 @@ use crate::rank::{Ranked, SignalRanks};
 use crate::testing::{graph_of, ledger_source, node_named};
 use crate::tokens::Encoding;
 
-/// One file's graph and everything a [`Packer`] reads, at default tuning and no question terms.
+/// A graph of one or more files and everything a [`Packer`] reads, at default tuning and no
+/// question terms.
 struct Fixture {
     g: Graph,
     sources: Sources,
