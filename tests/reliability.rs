@@ -530,6 +530,33 @@ fn hostile_files_are_skipped_with_a_reason_and_the_rest_answers() {
     assert!(ok(&env.fittok(&["status"])).contains("ready"));
 }
 
+/// A library copied into the project's package (requests' `packages/urllib3`) is not the
+/// project's code: its words match the question better than the project's own code does, and
+/// it is skipped, with its reason, while the project's code answers.
+#[test]
+fn a_vendored_library_is_skipped_with_its_reason_and_the_project_answers() {
+    let env = DaemonEnv::new("rel-vendored");
+    let repo = TempRepo::new("rel-vendored");
+    repo.write("shop/__init__.py", "__version__ = '2.1'\n");
+    repo.write(
+        "shop/session.py",
+        "from .packages.retry import pool\n\n\ndef open_session(url):\n    \"\"\"A session on the shop's connection pool.\"\"\"\n    return pool.connection_pool_for(url)\n",
+    );
+    repo.write("shop/packages/__init__.py", "from . import retry\n");
+    repo.write("shop/packages/retry/__init__.py", "__version__ = '1.3'\n");
+    repo.write(
+        "shop/packages/retry/pool.py",
+        "def connection_pool_for(url):\n    \"\"\"Connection pool: reuse a pooled connection, retry the connection pool.\"\"\"\n    return ConnectionPool(url)\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let a = ok(&env.fittok(&["query", path, "connection pool retry", "--budget", "600"]));
+    assert!(a.contains("def open_session"), "{a}");
+    assert!(!a.contains("packages/retry/pool.py"), "{a}");
+    let inspect = env.cmd("fittokd").args(["inspect", path]).output().unwrap();
+    let report = ok(&inspect);
+    assert!(report.contains("vendored"), "not reported:\n{report}");
+}
+
 /// Exit statuses by class, through the real daemon and in process: a disk error is not a bad
 /// request (README: 5 the work failed, 1 bad request). The dead LLM endpoint (4) is in
 /// llm.rs.

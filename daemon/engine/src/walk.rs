@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::model::Lang;
 
+mod vendored;
+
 /// Directories that hold vendored or generated code, never the project's own.
 const SKIPPED_DIRS: &[&str] = &[
     "node_modules",
@@ -17,6 +19,10 @@ const SKIPPED_DIRS: &[&str] = &[
     "build",
     "vendor",
     "third_party",
+    // Python's names for copied-in libraries (pip, setuptools; botocore). Copies kept under
+    // other names are found by their own version ([`vendored`]).
+    "_vendor",
+    "vendored",
     ".venv",
     "venv",
     "__pycache__",
@@ -85,6 +91,8 @@ pub enum SkipReason {
     SymlinkOutside,
     /// Environment files and keys are never read.
     Secret,
+    /// A library copied into the project (see [`vendored`]).
+    Vendored,
 }
 
 impl SkipReason {
@@ -97,6 +105,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::SymlinkOutside => "symlink",
             SkipReason::Secret => "secret file",
+            SkipReason::Vendored => "vendored",
         }
     }
 }
@@ -250,6 +259,7 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
     }
     listing.files.sort_by(|a, b| a.path.cmp(&b.path));
     drop_emitted_declarations(&mut listing);
+    vendored::drop_vendored_packages(root, &mut listing);
     Ok(listing)
 }
 
@@ -433,6 +443,64 @@ mod tests {
             [
                 ("src/emit.d.ts", SkipReason::Generated),
                 ("src/view.d.ts", SkipReason::Generated)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_versioned_package_inside_the_project_is_skipped_as_vendored() {
+        let dir = std::env::temp_dir().join(format!("fittok-walk-vendored-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in [
+            ("shop/__init__.py", "__version__ = '2.1'\n"),
+            ("shop/cart.py", "def add(item): pass\n"),
+            ("shop/util/__init__.py", "from .. import __version__\n"),
+            ("shop/util/money.py", "def cents(x): pass\n"),
+            ("shop/packages/__init__.py", "from . import retry\n"),
+            ("shop/packages/retry/__init__.py", "__version__ = '1.3'\n"),
+            ("shop/packages/retry/backoff.py", "def wait(n): pass\n"),
+            ("shop/packages/retry/inner/x.py", "def y(): pass\n"),
+            ("shop/_vendor/six.py", "def b(s): pass\n"),
+            // A namespace package's children are released on their own: not vendored.
+            (
+                "ns/__init__.py",
+                "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n",
+            ),
+            ("ns/blob/__init__.py", "__version__ = '12.0'\n"),
+            ("ns/blob/client.py", "def upload(): pass\n"),
+        ] {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        let listed: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            listed,
+            [
+                "ns/__init__.py",
+                "ns/blob/__init__.py",
+                "ns/blob/client.py",
+                "shop/__init__.py",
+                "shop/cart.py",
+                "shop/packages/__init__.py",
+                "shop/util/__init__.py",
+                "shop/util/money.py",
+            ]
+        );
+        let vendored: Vec<&str> = listing
+            .skipped
+            .iter()
+            .filter(|(_, _, r)| *r == SkipReason::Vendored)
+            .map(|(p, _, _)| p.as_str())
+            .collect();
+        assert_eq!(
+            vendored,
+            [
+                "shop/packages/retry/__init__.py",
+                "shop/packages/retry/backoff.py",
+                "shop/packages/retry/inner/x.py",
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);
