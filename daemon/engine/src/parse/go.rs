@@ -101,7 +101,9 @@ fn function(cx: &mut Cx, node: Node, receiver: Option<(Option<String>, String)>)
         if let Some((Some(var), ty)) = receiver {
             cx.bind(var, ty);
         }
-        for field in ["parameters", "result"] {
+        // The receiver's type is part of the signature, as the parameters' are: a method
+        // refers to the type it is a method of.
+        for field in ["receiver", "parameters", "result"] {
             if let Some(p) = node.field(field) {
                 visit(cx, p);
             }

@@ -404,6 +404,17 @@ func newNode() *node { return &node{} }
         .find(|r| r.name == "check")
         .expect("check");
     assert_eq!(check.receiver_type, Some("Router"));
+    // A method refers to its receiver's type, as it does to its parameters' types.
+    let handle = f
+        .definitions
+        .iter()
+        .position(|d| d.qualified_name == "Router.Handle")
+        .map(|i| i as u32);
+    assert!(
+        f.references
+            .iter()
+            .any(|r| r.kind == RefKind::Type && r.name == "Router" && r.scope == handle)
+    );
     assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
     assert_eq!(f.imports[1].module, "github.com/acme/app/core/logx");
     assert_eq!(f.imports[1].module_alias.as_deref(), Some("lg"));
