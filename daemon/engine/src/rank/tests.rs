@@ -1,8 +1,9 @@
 use std::sync::Arc;
 
 use super::{
-    FUSION_SHARE, Intent, LEARNED_RANK_K, Ranked, Ranker, SEMANTIC_SHARE, SignalRanks, Tuning,
-    join_semantic, rank, walk_seeds,
+    FUSION_SHARE, Intent, LEARNED_RANK_K, LONG_QUESTION_MENTION_BOOST, RRF_K, Ranked, Ranker,
+    SEMANTIC_SHARE, SignalRanks, Tuning, Weights, is_long_question, join_semantic, rank,
+    walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
 use crate::testing::{graph_of, node_named};
@@ -152,4 +153,46 @@ fn code_a_named_function_calls_that_shares_the_questions_words_joins_the_ranking
     tuning.weights.reach = 0.0;
     let without = ranks_of(&tuning);
     assert!(with.score > without.score);
+}
+
+#[test]
+fn a_long_questions_names_weigh_more_in_fusion_than_a_short_ones() {
+    let files = [
+        (
+            "src/retry.py",
+            "def retry_request(req):\n    return send(req)\n",
+        ),
+        ("src/log.py", "def write_log(line):\n    print(line)\n"),
+    ];
+    let g = graph_of(&files);
+    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
+    let ix = Index::build(&g, &sources);
+    let retry = node_named(&g, "retry_request");
+    let w = Weights::default();
+    let term = |weight: f32, rank: Option<u32>| rank.map_or(0.0, |k| weight / (RRF_K + k as f32));
+    // The fused score of `retry_request`, its mention term weighted `mention`.
+    let fused = |q: &str, mention: f32| {
+        let terms = query_terms(q);
+        let ranked = rank(&g, &ix, q, &terms, None, Ranker::Fusion, &Tuning::default());
+        let r = ranked
+            .iter()
+            .find(|r| r.node == retry)
+            .copied()
+            .expect("ranked");
+        assert!(r.ranks.mention.is_some(), "{q}: named");
+        let expected = term(w.content, r.ranks.content)
+            + term(w.summary, r.ranks.summary)
+            + term(w.graph, r.ranks.graph)
+            + term(mention, r.ranks.mention)
+            + term(w.reach, r.ranks.reach);
+        (r.score, expected, is_long_question(&terms))
+    };
+    let (score, expected, long) = fused("retry_request fails", w.mention);
+    assert!(!long);
+    assert!((score - expected).abs() < 1e-6, "{score} {expected}");
+    let filler: String = (0..45).map(|i| format!("detail{i} ")).collect();
+    let issue = format!("retry_request fails\n\n{filler}");
+    let (score, expected, long) = fused(&issue, w.mention * LONG_QUESTION_MENTION_BOOST);
+    assert!(long);
+    assert!((score - expected).abs() < 1e-6, "{score} {expected}");
 }
