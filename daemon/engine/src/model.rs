@@ -388,21 +388,17 @@ pub fn is_test_path(path: &str) -> bool {
     })
 }
 
-/// Whether a path lives in a tree of usage code — examples, benchmarks, demos: code that
-/// calls the implementation rather than being it, like tests.
+/// Whether a path lives in a tree of usage code — examples, benchmarks (`benches`,
+/// `benchmarks`, ripgrep's `benchsuite`), demos, a sandbox or playground to try the code by
+/// hand: code that calls the implementation rather than being it, like tests.
 pub fn is_usage_path(path: &str) -> bool {
     path.split('/').rev().skip(1).any(|dir| {
-        matches!(
-            dir,
-            "examples"
-                | "example"
-                | "benches"
-                | "bench"
-                | "benchmarks"
-                | "benchmark"
-                | "demo"
-                | "demos"
-        )
+        // `bench`, `benches`, `benchmarks`, `benchsuite`; not `bench_utils`.
+        (dir.starts_with("bench") && dir.bytes().all(|b| b.is_ascii_alphabetic()))
+            || matches!(
+                dir,
+                "examples" | "example" | "demo" | "demos" | "sandbox" | "playground"
+            )
     })
 }
 
@@ -417,6 +413,9 @@ mod tests {
         assert!(is_usage_path("docs/demo/app.js"));
         assert!(!is_usage_path("src/example.rs"));
         assert!(!is_usage_path("src/bench_utils/mod.rs"));
+        assert!(is_usage_path("benchsuite/benchsuite"));
+        assert!(is_usage_path("sandbox/server.js"));
+        assert!(is_usage_path("playground/src/app.ts"));
         assert!(!is_usage_path("lib/router.js"));
     }
 
