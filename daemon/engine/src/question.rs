@@ -1,6 +1,8 @@
 //! The question, cleaned: lines a repository's own issue templates put in every issue ("What
 //! version are you using?", "How did you install it?") say nothing about this issue, and their
-//! words would otherwise pull version and install code to the top of every answer.
+//! words would otherwise pull version and install code to the top of every answer. Neither do
+//! the reporter's installed versions (`attrs 19.1.0`, a whole `pip list`): package names that
+//! are also the code's words (`pytest`, `py`, `mock`, `six`).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -70,17 +72,45 @@ impl Boilerplate {
         Boilerplate { lines }
     }
 
-    /// The question without the lines its template wrote.
+    /// The question without the lines its template wrote and, past its first line, without
+    /// lines that only name an installed package and its version.
     pub fn strip(&self, question: &str) -> String {
-        if self.lines.is_empty() {
-            return question.to_string();
-        }
-        question
-            .lines()
-            .filter(|l| !self.lines.contains(&normalise(l)))
+        let mut lines = question.lines();
+        let Some(first) = lines.next() else {
+            return String::new();
+        };
+        let kept = lines.filter(|l| !is_version_line(l));
+        std::iter::once(first)
+            .chain(kept)
+            .filter(|l| self.lines.is_empty() || !self.lines.contains(&normalise(l)))
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// Whether a line only names a package and its version: a row of `pip list`, `npm ls` or an
+/// environment listing (`attrs 19.1.0`, `ripgrep 13.0.0`, `Python 3.9.5`, `React v18.2.0`).
+fn is_version_line(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let (Some(name), Some(version), None) = (words.next(), words.next(), words.next()) else {
+        return false;
+    };
+    let name_ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-[]".contains(c));
+    let version = version.strip_prefix('v').unwrap_or(version);
+    let numeric: String = version
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let parts: Vec<&str> = numeric.split('.').collect();
+    name_ok
+        && parts.len() >= 2
+        && parts.iter().take(2).all(|p| !p.is_empty())
+        && version[numeric.len()..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".+-".contains(c))
 }
 
 #[cfg(test)]
@@ -110,5 +140,22 @@ mod tests {
         );
         assert_eq!(Boilerplate::default().strip(q), q);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn installed_versions_are_dropped_past_the_first_line() {
+        let q = "Unroll all/any calls\nassert all(x)\nPackage        Version\n-------------- -------\natomicwrites   1.3.0  \r\nmore-itertools 7.0.0\npytest         4.4.0\nReact v18.2.0\nPython 3.9.5rc1\nuse 2 threads\nbump to 1.2 now";
+        assert_eq!(
+            Boilerplate::default().strip(q),
+            "Unroll all/any calls\nassert all(x)\nPackage        Version\n-------------- -------\nuse 2 threads\nbump to 1.2 now"
+        );
+        // A one-line question is kept whole.
+        assert_eq!(
+            Boilerplate::default().strip("ripgrep 13.0.0"),
+            "ripgrep 13.0.0"
+        );
+        for not_version in ["retry 3", "x 1.", "v2 api", "rate 0.5x/s", "f(a) 1.2"] {
+            assert!(!is_version_line(not_version), "{not_version}");
+        }
     }
 }
