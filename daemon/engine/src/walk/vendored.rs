@@ -16,8 +16,9 @@ use std::path::Path;
 
 use super::{Listed, Listing, SkipReason};
 
-/// How much of an `__init__.py` is read for its version and namespace lines: they come first.
-const INIT_READ_BYTES: u64 = 64 * 1024;
+/// How much of an `__init__.py` is read for its version and namespace lines: they come first
+/// (urllib3's `__version__` is on line 30).
+const INIT_READ_BYTES: u64 = 16 * 1024;
 
 /// Moves every file under a vendored Python package from `listing.files` to `listing.skipped`.
 pub(super) fn drop_vendored_packages(root: &Path, listing: &mut Listing) {
@@ -29,10 +30,12 @@ pub(super) fn drop_vendored_packages(root: &Path, listing: &mut Listing) {
     let mut vendored: Vec<String> = packages
         .iter()
         .filter(|dir| {
+            // Its own `__init__.py` first: most packages have no version, and the parent's is
+            // read only for those that do (the listing runs on every update).
             dir.rsplit_once('/').is_some_and(|(parent, _)| {
                 packages.contains(parent)
-                    && !is_namespace(&init_text(root, parent))
                     && assigns_version(&init_text(root, dir))
+                    && !is_namespace(&init_text(root, parent))
             })
         })
         .map(|dir| format!("{dir}/"))
