@@ -383,6 +383,20 @@ pub fn classify_content(bytes: &[u8], lang: Lang) -> Option<SkipReason> {
 mod tests {
     use super::*;
 
+    /// Writes `files` (path, text) under a fresh temporary directory named after `tag` and
+    /// lists it; the directory is returned for removal.
+    fn listing_of(tag: &str, files: &[(&str, &str)]) -> (PathBuf, Listing) {
+        let dir = std::env::temp_dir().join(format!("fittok-walk-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in files {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        (dir, listing)
+    }
+
     #[test]
     fn generated_names() {
         for generated in [
@@ -400,28 +414,24 @@ mod tests {
 
     #[test]
     fn declarations_without_their_source_are_listed() {
-        let dir = std::env::temp_dir().join(format!("fittok-walk-dts-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (path, text) in [
-            ("index.js", "module.exports = {};\n"),
-            (
-                "index.d.ts",
-                "export declare function get(url: string): void;\n",
-            ),
-            (
-                "src/theme.D.TS",
-                "export interface Theme { mode: number }\n",
-            ),
-            ("src/emit.ts", "export function emit(): void {}\n"),
-            ("src/emit.d.ts", "export declare function emit(): void;\n"),
-            ("src/view.tsx", "export const View = () => null;\n"),
-            ("src/view.d.ts", "export declare const View: () => null;\n"),
-        ] {
-            let file = dir.join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
-        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        let (dir, listing) = listing_of(
+            "dts",
+            &[
+                ("index.js", "module.exports = {};\n"),
+                (
+                    "index.d.ts",
+                    "export declare function get(url: string): void;\n",
+                ),
+                (
+                    "src/theme.D.TS",
+                    "export interface Theme { mode: number }\n",
+                ),
+                ("src/emit.ts", "export function emit(): void {}\n"),
+                ("src/emit.d.ts", "export declare function emit(): void;\n"),
+                ("src/view.tsx", "export const View = () => null;\n"),
+                ("src/view.d.ts", "export declare const View: () => null;\n"),
+            ],
+        );
         let listed: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(
             listed,
@@ -450,31 +460,27 @@ mod tests {
 
     #[test]
     fn a_versioned_package_inside_the_project_is_skipped_as_vendored() {
-        let dir = std::env::temp_dir().join(format!("fittok-walk-vendored-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (path, text) in [
-            ("shop/__init__.py", "__version__ = '2.1'\n"),
-            ("shop/cart.py", "def add(item): pass\n"),
-            ("shop/util/__init__.py", "from .. import __version__\n"),
-            ("shop/util/money.py", "def cents(x): pass\n"),
-            ("shop/packages/__init__.py", "from . import retry\n"),
-            ("shop/packages/retry/__init__.py", "__version__ = '1.3'\n"),
-            ("shop/packages/retry/backoff.py", "def wait(n): pass\n"),
-            ("shop/packages/retry/inner/x.py", "def y(): pass\n"),
-            ("shop/_vendor/six.py", "def b(s): pass\n"),
-            // A namespace package's children are released on their own: not vendored.
-            (
-                "ns/__init__.py",
-                "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n",
-            ),
-            ("ns/blob/__init__.py", "__version__ = '12.0'\n"),
-            ("ns/blob/client.py", "def upload(): pass\n"),
-        ] {
-            let file = dir.join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
-        let listing = list(&dir, &WalkOptions::default()).unwrap();
+        let (dir, listing) = listing_of(
+            "vendored",
+            &[
+                ("shop/__init__.py", "__version__ = '2.1'\n"),
+                ("shop/cart.py", "def add(item): pass\n"),
+                ("shop/util/__init__.py", "from .. import __version__\n"),
+                ("shop/util/money.py", "def cents(x): pass\n"),
+                ("shop/packages/__init__.py", "from . import retry\n"),
+                ("shop/packages/retry/__init__.py", "__version__ = '1.3'\n"),
+                ("shop/packages/retry/backoff.py", "def wait(n): pass\n"),
+                ("shop/packages/retry/inner/x.py", "def y(): pass\n"),
+                ("shop/_vendor/six.py", "def b(s): pass\n"),
+                // A namespace package's children are released on their own: not vendored.
+                (
+                    "ns/__init__.py",
+                    "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n",
+                ),
+                ("ns/blob/__init__.py", "__version__ = '12.0'\n"),
+                ("ns/blob/client.py", "def upload(): pass\n"),
+            ],
+        );
         let listed: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(
             listed,
