@@ -8,20 +8,10 @@ use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
     match node.kind() {
-        "decorated_definition" => {
-            if let Some(def) = node.field("definition") {
-                definition(cx, def, node);
-            }
-            // Decorators call things too.
-            let mut cursor = node.walk();
-            let decorators: Vec<Node> = node
-                .children(&mut cursor)
-                .filter(|c| c.kind() == "decorator")
-                .collect();
-            for d in decorators {
-                cx.children(d, visit);
-            }
-        }
+        "decorated_definition" => match node.field("definition") {
+            Some(def) => definition(cx, def, node),
+            None => cx.children(node, visit),
+        },
         "function_definition" | "class_definition" => definition(cx, node, node),
         "import_statement" => import_statement(cx, node),
         "import_from_statement" => import_from(cx, node),
@@ -61,9 +51,12 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
                 }
             });
         }
-        if let Some(body) = body {
-            cx.within(idx, false, |cx| cx.children(body, visit));
-        }
+        cx.within(idx, false, |cx| {
+            decorators(cx, outer);
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        });
         return;
     }
     let kind = if cx.in_container() {
@@ -80,6 +73,7 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
     let params = node.field("parameters");
     let ret = node.field("return_type");
     cx.within(idx, true, |cx| {
+        decorators(cx, outer);
         if let Some(params) = params {
             parameters(cx, params);
         }
@@ -90,6 +84,25 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
             cx.children(body, visit);
         }
     });
+}
+
+/// The decorators of a decorated definition, as its own uses: `@app.route("/")` calls
+/// `route`, and a bare `@cached` calls `cached` with the function.
+fn decorators(cx: &mut Cx, outer: Node) {
+    let mut cursor = outer.walk();
+    let decorators: Vec<Node> = outer
+        .children(&mut cursor)
+        .filter(|c| c.kind() == "decorator")
+        .collect();
+    for d in decorators {
+        match d.named_child(0) {
+            Some(e) if matches!(e.kind(), "identifier" | "attribute") => {
+                let (name, receiver) = split_dotted(&cx.text(e));
+                cx.reference(RefKind::Call, name, receiver, e);
+            }
+            _ => cx.children(d, visit),
+        }
+    }
 }
 
 fn parameters(cx: &mut Cx, params: Node) {

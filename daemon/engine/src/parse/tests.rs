@@ -108,6 +108,21 @@ class Session(Base, mixins.Mixin):
     assert!(has_ref(&f, RefKind::Call, Some("self"), "merge"));
     assert!(has_ref(&f, RefKind::Call, Some("utils"), "to_native"));
     assert!(has_ref(&f, RefKind::Call, None, "helper"));
+    // A decorator is the decorated definition's use of it, bare or called.
+    let scope_of = |name: &str| {
+        f.definitions
+            .iter()
+            .position(|d| d.qualified_name == name)
+            .map(|i| i as u32)
+    };
+    for (decorator, scope) in [("decorator", "top"), ("property", "Session.send")] {
+        assert!(
+            f.references.iter().any(|r| r.kind == RefKind::Call
+                && r.name == decorator
+                && r.scope == scope_of(scope)),
+            "{decorator} in {scope}"
+        );
+    }
     // `req: Req` binds the receiver type for calls on `req`; `self.adapter = Adapter()` too.
     assert!(
         f.references
