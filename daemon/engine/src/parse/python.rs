@@ -86,22 +86,19 @@ fn definition(cx: &mut Cx, node: Node, outer: Node) {
     });
 }
 
-/// The decorators of a decorated definition, as its own uses: `@app.route("/")` calls
-/// `route`, and a bare `@cached` calls `cached` with the function.
+/// The decorators of a decorated definition (`outer`), as its own uses.
 fn decorators(cx: &mut Cx, outer: Node) {
-    let mut cursor = outer.walk();
-    let decorators: Vec<Node> = outer
-        .children(&mut cursor)
-        .filter(|c| c.kind() == "decorator")
-        .collect();
-    for d in decorators {
-        match d.named_child(0) {
-            Some(e) if matches!(e.kind(), "identifier" | "attribute") => {
-                let (name, receiver) = split_dotted(&cx.text(e));
-                cx.reference(RefKind::Call, name, receiver, e);
-            }
-            _ => cx.children(d, visit),
+    cx.children_where(outer, |c| c.kind() == "decorator", decorator);
+}
+
+/// `@app.route("/")` calls `route`; a bare `@cached` calls `cached` with the function.
+fn decorator(cx: &mut Cx, d: Node) {
+    match d.named_child(0) {
+        Some(e) if matches!(e.kind(), "identifier" | "attribute") => {
+            let (name, receiver) = split_dotted(&cx.text(e));
+            cx.reference(RefKind::Call, name, receiver, e);
         }
+        _ => cx.children(d, visit),
     }
 }
 

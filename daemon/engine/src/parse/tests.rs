@@ -36,6 +36,18 @@ pub(super) fn has_ref(f: &ParsedFile, kind: RefKind, receiver: Option<&str>, nam
         .any(|r| r.kind == kind && r.name == name && r.receiver == receiver)
 }
 
+/// Whether the definition qualified `scope` holds a reference of `kind` to `name`.
+fn has_ref_in(f: &ParsedFile, kind: RefKind, name: &str, scope: &str) -> bool {
+    let scope = f
+        .definitions
+        .iter()
+        .position(|d| d.qualified_name == scope)
+        .map(|i| i as u32);
+    f.references
+        .iter()
+        .any(|r| r.kind == kind && r.name == name && r.scope == scope)
+}
+
 use DefKind::*;
 
 fn o(
@@ -109,17 +121,9 @@ class Session(Base, mixins.Mixin):
     assert!(has_ref(&f, RefKind::Call, Some("utils"), "to_native"));
     assert!(has_ref(&f, RefKind::Call, None, "helper"));
     // A decorator is the decorated definition's use of it, bare or called.
-    let scope_of = |name: &str| {
-        f.definitions
-            .iter()
-            .position(|d| d.qualified_name == name)
-            .map(|i| i as u32)
-    };
     for (decorator, scope) in [("decorator", "top"), ("property", "Session.send")] {
         assert!(
-            f.references.iter().any(|r| r.kind == RefKind::Call
-                && r.name == decorator
-                && r.scope == scope_of(scope)),
+            has_ref_in(&f, RefKind::Call, decorator, scope),
             "{decorator} in {scope}"
         );
     }
@@ -420,16 +424,7 @@ func newNode() *node { return &node{} }
         .expect("check");
     assert_eq!(check.receiver_type, Some("Router"));
     // A method refers to its receiver's type, as it does to its parameters' types.
-    let handle = f
-        .definitions
-        .iter()
-        .position(|d| d.qualified_name == "Router.Handle")
-        .map(|i| i as u32);
-    assert!(
-        f.references
-            .iter()
-            .any(|r| r.kind == RefKind::Type && r.name == "Router" && r.scope == handle)
-    );
+    assert!(has_ref_in(&f, RefKind::Type, "Router", "Router.Handle"));
     assert!(has_ref(&f, RefKind::Call, Some("lg"), "Info"));
     assert_eq!(f.imports[1].module, "github.com/acme/app/core/logx");
     assert_eq!(f.imports[1].module_alias.as_deref(), Some("lg"));

@@ -6,7 +6,16 @@ use super::{
     walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
+use crate::link::Graph;
 use crate::testing::{graph_of, node_named};
+
+/// The graph of `files` (path, source) and its index.
+fn indexed(files: &[(&str, &str)]) -> (Graph, Index) {
+    let g = graph_of(files);
+    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
+    let ix = Index::build(&g, &sources);
+    (g, ix)
+}
 
 #[test]
 fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it() {
@@ -21,9 +30,7 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
         ),
         ("src/log.py", "def write_log(line):\n    print(line)\n"),
     ];
-    let g = graph_of(&files);
-    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
-    let ix = Index::build(&g, &sources);
+    let (g, ix) = indexed(&files);
     let (q, tuning) = ("retry the request", Tuning::default());
     let terms = query_terms(q);
     let by_name = |name: &str| node_named(&g, name);
@@ -134,9 +141,7 @@ fn code_a_named_function_calls_that_shares_the_questions_words_joins_the_ranking
             "def unrelated(lines):\n    return len(lines)\n",
         ),
     ];
-    let g = graph_of(&files);
-    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
-    let ix = Index::build(&g, &sources);
+    let (g, ix) = indexed(&files);
     let q = "`load_config` splits the lines wrong";
     let terms = query_terms(q);
     let decode = node_named(&g, "decode_entries");
@@ -164,9 +169,7 @@ fn a_long_questions_names_weigh_more_in_fusion_than_a_short_ones() {
         ),
         ("src/log.py", "def write_log(line):\n    print(line)\n"),
     ];
-    let g = graph_of(&files);
-    let sources: Sources = files.iter().map(|(_, s)| Arc::from(s.as_bytes())).collect();
-    let ix = Index::build(&g, &sources);
+    let (g, ix) = indexed(&files);
     let retry = node_named(&g, "retry_request");
     let w = Weights::default();
     let term = |weight: f32, rank: Option<u32>| rank.map_or(0.0, |k| weight / (RRF_K + k as f32));
