@@ -966,6 +966,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::temp_repo;
 
     #[test]
     fn recently_changed_files_are_embedded_first() {
@@ -1142,17 +1143,6 @@ mod tests {
         let fresh = Engine::open(&dir, Default::default()).unwrap();
         assert_eq!(full.repo.graph, fresh.repo.graph);
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    fn temp_repo(name: &str, files: &[(&str, &str)]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("fittok-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (path, text) in files {
-            let p = dir.join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        dir
     }
 
     fn ask(dir: &Path, question: &str, budget: usize) -> Answer {

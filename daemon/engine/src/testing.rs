@@ -33,6 +33,20 @@ impl Rng {
     }
 }
 
+/// A fresh directory `fittok-{name}-{pid}` under the temporary directory holding `files`
+/// (path, text).
+#[cfg(test)]
+pub(crate) fn temp_repo(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fittok-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
 /// A linked graph of `files` (path, source), each parsed in the language its path says.
 #[cfg(test)]
 pub(crate) fn graph_of(files: &[(&str, &str)]) -> crate::link::Graph {

@@ -386,13 +386,7 @@ mod tests {
     /// Writes `files` (path, text) under a fresh temporary directory named after `tag` and
     /// lists it; the directory is returned for removal.
     fn listing_of(tag: &str, files: &[(&str, &str)]) -> (PathBuf, Listing) {
-        let dir = std::env::temp_dir().join(format!("fittok-walk-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (path, text) in files {
-            let file = dir.join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
+        let dir = crate::testing::temp_repo(&format!("walk-{tag}"), files);
         let listing = list(&dir, &WalkOptions::default()).unwrap();
         (dir, listing)
     }
