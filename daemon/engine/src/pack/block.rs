@@ -23,6 +23,9 @@ pub enum Mode {
     Head(u32),
     /// The first line, then lines `a..=b`: the part of a long function the question is about.
     Window(u32, u32),
+    /// The first line, then lines `a..=b` and `c..=d`: the two parts of a long function the
+    /// question's words are in.
+    Windows(u32, u32, u32, u32),
 }
 
 /// The info string of a code fence: the language's own name is what Markdown renderers know.
@@ -114,7 +117,7 @@ pub fn render(
             Mode::Whole => "",
             Mode::Skeleton => " (outline)",
             Mode::Head(_) => " (head)",
-            Mode::Window(..) => " (excerpt)",
+            Mode::Window(..) | Mode::Windows(..) => " (excerpt)",
         },
         fence_lang(file.lang)
     ));
@@ -144,27 +147,16 @@ pub fn render(
                 ));
             }
         }
-        Mode::Window(a, b) => {
-            // The signature's lines as written (one when it spans more than a few), so the
-            // excerpt says what it is an excerpt of.
-            let header = written_header(src, starts, def)
-                .unwrap_or_else(|| lines_of(src, starts, def.start_line, def.start_line));
-            let body = def.start_line + (header.len() as u32).max(1);
-            let a = a.max(body);
-            push_numbered(&mut out, &mut shown, def.start_line, &header);
-            if a > body {
-                out.push_str("⋮\n");
-            }
-            let b = b.min(def.end_line);
-            push_numbered(&mut out, &mut shown, a, &lines_of(src, starts, a, b));
-            if b < def.end_line {
-                out.push_str(&format!(
-                    "⋮ {} more lines: expand {}\n",
-                    def.end_line - b,
-                    node_id(g, node)
-                ));
-            }
-        }
+        Mode::Window(a, b) => push_excerpt(g, src, starts, node, &[(a, b)], &mut out, &mut shown),
+        Mode::Windows(a, b, c, d) => push_excerpt(
+            g,
+            src,
+            starts,
+            node,
+            &[(a, b), (c, d)],
+            &mut out,
+            &mut shown,
+        ),
         Mode::Skeleton | Mode::Head(_) => {
             let lines = outline_lines(g, src, starts, node);
             let keep = match mode {
@@ -188,6 +180,43 @@ pub fn render(
     Rendered {
         text: out,
         lines: shown,
+    }
+}
+
+/// An excerpt of `node`: its signature's lines as written (one when it spans more than a few),
+/// so that the excerpt says what it is an excerpt of, then each of `windows` (ascending, apart)
+/// after a `⋮`, and how many lines are left after the last.
+fn push_excerpt(
+    g: &Graph,
+    src: &[u8],
+    starts: &[usize],
+    node: u32,
+    windows: &[(u32, u32)],
+    out: &mut String,
+    shown: &mut Vec<u32>,
+) {
+    let def = g.def(node);
+    let header = written_header(src, starts, def)
+        .unwrap_or_else(|| lines_of(src, starts, def.start_line, def.start_line));
+    let body = def.start_line + (header.len() as u32).max(1);
+    push_numbered(out, shown, def.start_line, &header);
+    // The line after the last one shown.
+    let mut next = body;
+    for &(a, b) in windows {
+        let a = a.max(next);
+        if a > next {
+            out.push_str("⋮\n");
+        }
+        let b = b.min(def.end_line);
+        push_numbered(out, shown, a, &lines_of(src, starts, a, b));
+        next = b + 1;
+    }
+    if next <= def.end_line {
+        out.push_str(&format!(
+            "⋮ {} more lines: expand {}\n",
+            def.end_line + 1 - next,
+            node_id(g, node)
+        ));
     }
 }
 

@@ -202,3 +202,50 @@ fn the_next_files_header_is_shown_when_it_is_short() {
     let sel = p.select(&order(&["fa", "fb", "fc", "fd"]), 1500, &short);
     assert!(headed(&sel).is_empty());
 }
+
+#[test]
+fn a_long_function_whose_words_sit_in_two_places_is_shown_as_two_windows() {
+    let filler: String = (0..70)
+        .map(|i| format!("    step_{i} = ledger.rows[{i}]\n"))
+        .collect();
+    let src = format!(
+        "def settle(ledger):\n    refund = ledger.pending_refund()\n{filler}    ledger.apply(refund)\n    return refund\n"
+    );
+    let mut fx = Fixture::of("settle.py", &src);
+    fx.terms.insert("refund".to_string(), 3.0);
+    let (g, p) = (&fx.g, fx.packer());
+    let settle = node_named(g, "settle");
+    let short = p.short_paths(&[]);
+    let answer = p.select(&[ranked(settle, 1.0)], 600, &short);
+    assert_eq!(answer.blocks.len(), 1);
+    let block = &answer.blocks[0];
+    let Mode::Windows(a, b, c, d) = block.mode else {
+        panic!("two windows expected, got {:?}", block.mode);
+    };
+    // Both places are shown, each with its real line number, a `⋮` before each window.
+    assert!(
+        a <= 2 && 2 <= b && b + 1 < c && c <= 74 && d >= 74,
+        "{a}-{b}, {c}-{d}"
+    );
+    assert!(
+        block
+            .text
+            .contains("2\t    refund = ledger.pending_refund()")
+    );
+    assert!(block.text.contains("    return refund\n"));
+    assert_eq!(block.text.matches("⋮\n").count(), 1 + usize::from(a > 2));
+    assert!(block.tokens <= 300, "{} tokens", block.tokens);
+    // With the words in one place only, one window.
+    let mut fx = Fixture::of(
+        "settle.py",
+        &src.replace("    refund = ledger.pending_refund()", "    x = 0"),
+    );
+    fx.terms.insert("refund".to_string(), 3.0);
+    let (g, p) = (&fx.g, fx.packer());
+    let answer = p.select(&[ranked(node_named(g, "settle"), 1.0)], 600, &short);
+    assert!(
+        matches!(answer.blocks[0].mode, Mode::Window(..)),
+        "{:?}",
+        answer.blocks[0].mode
+    );
+}
