@@ -224,7 +224,7 @@ const MIN_PAIR_WINDOW: usize = 4;
 /// `from + len` ≤ `weights.len()`.
 fn best_window(weights: &[f32], from: usize, len: usize) -> (f32, usize) {
     let mut sum: f32 = weights[from..from + len].iter().sum();
-    let mut best = if sum > 0.0 { (sum, from) } else { (0.0, from) };
+    let mut best = (sum, from);
     for i in from + len..weights.len() {
         sum += weights[i] - weights[i - len];
         if sum > best.0 + 1e-6 {

@@ -44,6 +44,12 @@ impl Fixture {
         }
     }
 
+    /// The same, asked a question holding `term` at `weight` (excerpts are placed by it).
+    fn with_term(mut self, term: &str, weight: f32) -> Fixture {
+        self.terms.insert(term.to_string(), weight);
+        self
+    }
+
     fn packer(&self) -> Packer<'_> {
         Packer {
             g: &self.g,
@@ -211,8 +217,7 @@ fn a_long_function_whose_words_sit_in_two_places_is_shown_as_two_windows() {
     let src = format!(
         "def settle(ledger):\n    refund = ledger.pending_refund()\n{filler}    ledger.apply(refund)\n    return refund\n"
     );
-    let mut fx = Fixture::of("settle.py", &src);
-    fx.terms.insert("refund".to_string(), 3.0);
+    let fx = Fixture::of("settle.py", &src).with_term("refund", 3.0);
     let (g, p) = (&fx.g, fx.packer());
     let settle = node_named(g, "settle");
     let short = p.short_paths(&[]);
@@ -222,7 +227,8 @@ fn a_long_function_whose_words_sit_in_two_places_is_shown_as_two_windows() {
     let Mode::Windows(a, b, c, d) = block.mode else {
         panic!("two windows expected, got {:?}", block.mode);
     };
-    // Both places are shown, each with its real line number, a `⋮` before each window.
+    // Both places are shown, each with its real line number, and a `⋮` before each window
+    // that does not follow the signature.
     assert!(
         a <= 2 && 2 <= b && b + 1 < c && c <= 74 && d >= 74,
         "{a}-{b}, {c}-{d}"
@@ -236,11 +242,11 @@ fn a_long_function_whose_words_sit_in_two_places_is_shown_as_two_windows() {
     assert_eq!(block.text.matches("⋮\n").count(), 1 + usize::from(a > 2));
     assert!(block.tokens <= 300, "{} tokens", block.tokens);
     // With the words in one place only, one window.
-    let mut fx = Fixture::of(
+    let fx = Fixture::of(
         "settle.py",
         &src.replace("    refund = ledger.pending_refund()", "    x = 0"),
-    );
-    fx.terms.insert("refund".to_string(), 3.0);
+    )
+    .with_term("refund", 3.0);
     let (g, p) = (&fx.g, fx.packer());
     let answer = p.select(&[ranked(node_named(g, "settle"), 1.0)], 600, &short);
     assert!(
