@@ -9,9 +9,8 @@ use crate::embed::semantic::SemanticIndex;
 use crate::embed::{EmbedError, Embedder, model_dir};
 use crate::index::{Index, Sources};
 use crate::lines::line_starts;
-use crate::link::Graph;
 use crate::pack::Packer;
-use crate::pack::block::{Mode, node_id, render};
+use crate::pack::block::{FENCE_CLOSE, Mode, heading, node_id, render};
 use crate::rank::rank;
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
@@ -38,19 +37,6 @@ pub enum EngineError {
 pub const MAX_ID_CHARS: usize = 4096;
 /// How much of an unknown id an error repeats.
 const SHOWN_ID_CHARS: usize = 200;
-
-/// The file a `path:start-end` id names: by its path, or by the `…/tail` a block heading
-/// calls it once its full path was given (when one file ends with that tail).
-fn file_named(g: &Graph, path: &str) -> Option<u32> {
-    if let Some(file) = g.file_index(path) {
-        return Some(file);
-    }
-    let tail = path.strip_prefix("…/")?;
-    let mut matches = (0..g.files.len() as u32)
-        .filter(|&f| crate::pack::block::has_tail(&g.files[f as usize].path, tail));
-    let file = matches.next()?;
-    matches.next().is_none().then_some(file)
-}
 
 fn unknown_id(id: &str) -> EngineError {
     let mut shown: String = id.chars().take(SHOWN_ID_CHARS).collect();
@@ -934,13 +920,15 @@ impl Engine {
                 let file = g.nodes[node as usize].file;
                 let starts = line_starts(&self.sources[file as usize]);
                 let path = &g.files[file as usize].path;
-                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts, path).text);
+                out.push_str(&heading(g, node, path));
+                out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts).text);
+                out.push_str(FENCE_CLOSE);
                 continue;
             }
             let (path, range) = id.rsplit_once(':').ok_or_else(|| unknown_id(id))?;
             let (a, b) = range.split_once('-').unwrap_or((range, range));
             let (Ok(a), Ok(b), Some(file)) =
-                (a.parse::<u32>(), b.parse::<u32>(), file_named(g, path))
+                (a.parse::<u32>(), b.parse::<u32>(), g.file_index(path))
             else {
                 return Err(unknown_id(id));
             };
@@ -957,7 +945,7 @@ impl Engine {
             {
                 out.push_str(&format!("{}\t{}\n", a.max(1) + i as u32, line));
             }
-            out.push_str("```\n");
+            out.push_str(FENCE_CLOSE);
         }
         Ok(out)
     }
@@ -1181,15 +1169,18 @@ mod tests {
     }
 
     #[test]
-    fn a_file_shown_again_is_named_by_its_short_path_and_expands_by_it() {
+    fn a_files_blocks_are_shown_together_under_its_heading_in_line_order() {
         let dir = temp_repo(
-            "short-paths",
+            "one-heading",
             &[
                 (
                     "src/net/retry/policy.py",
-                    "def retry_delay(attempt):\n    return 2 ** attempt\n\n\nclass Other:\n    pass\n\n\ndef retry_limit(attempt):\n    return attempt < 5\n",
+                    "def retry_limit(attempt):\n    return attempt < 5\n\n\nclass Other:\n    pass\n\n\ndef retry_delay(attempt):\n    return 2 ** attempt\n",
                 ),
-                ("src/io/policy.py", "def buffer_size():\n    return 4096\n"),
+                (
+                    "src/io/policy.py",
+                    "def retry_buffer_size():\n    return 4096\n",
+                ),
             ],
         );
         let engine = Engine::open(&dir, Default::default()).unwrap();
@@ -1199,31 +1190,59 @@ mod tests {
             ..Query::default()
         });
         let headings: Vec<&str> = a.text.lines().filter(|l| l.starts_with("### ")).collect();
-        // The first block gives the path in full; the next from the same file, a tail that no
-        // other file (`src/io/policy.py`) ends with.
-        assert!(
-            headings[0].starts_with("### src/net/retry/policy.py:"),
+        assert_eq!(
+            headings
+                .iter()
+                .filter(|h| h.contains("retry/policy.py"))
+                .count(),
+            1,
             "{}",
             a.text
         );
-        let again = headings[1..]
-            .iter()
-            .find(|h| h.contains("retry/policy.py"))
-            .unwrap_or_else(|| panic!("{}", a.text));
-        assert!(again.starts_with("### …/retry/policy.py:"), "{}", a.text);
-        let range = again["### ".len()..].split(' ').next().unwrap();
-        let shown = engine.expand(&[range.to_string()]).unwrap();
-        assert!(shown.contains("def retry_"), "{shown}");
-        // A tail two files end with names neither.
-        assert!(engine.expand(&["…/policy.py:1-2".into()]).is_err());
+        assert!(
+            headings.contains(&"### src/net/retry/policy.py"),
+            "{}",
+            a.text
+        );
+        // Under it, both functions in the file's order, a `⋮` between them, in one fence.
+        let code = a
+            .text
+            .split("### src/net/retry/policy.py\n")
+            .nth(1)
+            .unwrap();
+        let fenced = code.split("```\n").next().unwrap_or_default();
+        let limit = fenced
+            .find("return attempt < 5")
+            .expect("retry_limit shown");
+        let delay = fenced
+            .find("return 2 ** attempt")
+            .expect("retry_delay shown");
+        assert!(
+            limit < delay && fenced[limit..delay].contains("⋮\n"),
+            "{}",
+            a.text
+        );
+        // A block's lines expand by the file's path and their numbers.
+        let shown = engine
+            .expand(&["src/net/retry/policy.py:9-10".into()])
+            .unwrap();
+        assert!(shown.contains("9\tdef retry_delay"), "{shown}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// Which of two markers comes first in the fusion-ranked answer to `question` (both
-    /// absent fails).
-    fn which_first(dir: &Path, question: &str, markers: [&str; 2]) -> usize {
+    /// Which of two places — a file and a snippet of its source — the fusion-ranked answer to
+    /// `question` shows first, by its blocks' order (the text shows a file's blocks in line
+    /// order); both unshown fails.
+    fn which_first(dir: &Path, question: &str, markers: [(&str, &str); 2]) -> usize {
         let a = ask_with(dir, question, 4000, crate::rank::Ranker::Fusion);
-        let at = markers.map(|m| a.text.find(m).unwrap_or(usize::MAX));
+        let at = markers.map(|(path, snippet)| {
+            let src = std::fs::read_to_string(dir.join(path)).unwrap();
+            let line = 1 + src.lines().position(|l| l.contains(snippet)).unwrap() as u32;
+            a.nodes
+                .iter()
+                .position(|n| n.path == path && n.start_line <= line && line <= n.end_line)
+                .unwrap_or(usize::MAX)
+        });
         assert!(at[0].min(at[1]) < usize::MAX, "{}", a.text);
         usize::from(at[1] < at[0])
     }
@@ -1246,7 +1265,10 @@ mod tests {
         // and trusts body BM25 more: on this two-function file it puts the function holding
         // the help text first (the help text itself, a prose constant, still comes after the
         // code in both).
-        let code_then = ["fn combine_patterns", "const LONG"];
+        let code_then = [
+            ("src/app.rs", "fn combine_patterns"),
+            ("src/app.rs", "const LONG"),
+        ];
         for (question, first) in [
             ("how are multiple patterns combined", 0),
             ("where are multiple patterns combined in the docs", 1),
@@ -1273,7 +1295,10 @@ mod tests {
                 ),
             ],
         );
-        let code_then = ["### src/spinner.rs", "### examples/spinner_tick.rs"];
+        let code_then = [
+            ("src/spinner.rs", "pub fn tick"),
+            ("examples/spinner_tick.rs", "fn spinner_tick_frames"),
+        ];
         for (question, first) in [
             ("how does the spinner tick through its frames", 0),
             (
@@ -1319,8 +1344,7 @@ mod tests {
         }
         assert!(
             a.text
-                .lines()
-                .any(|l| l.starts_with("### retry/backoff.py:") && l.ends_with("(excerpt)")),
+                .contains("more lines: expand retry/backoff.py#backoff_schedule"),
             "{}",
             a.text
         );
@@ -1381,12 +1405,12 @@ mod tests {
         let dir = temp_repo("container-head", &[("books.py", &src)]);
         let a = ask(&dir, "parse amount ledger", 1500);
         assert!(a.text.contains("def parse_amount"), "{}", a.text);
-        assert!(!a.text.contains("class Ledger (head)"), "{}", a.text);
+        assert!(!a.text.contains("Ledger of amounts"), "{}", a.text);
         assert!(a.text.contains("→ books.py#Ledger"), "{}", a.text);
         // Not even as the first block while anything else can be shown
         // (`pack::tests::a_big_containers_head_is_shown_only_when_nothing_else_can_be`).
         let a = ask(&dir, "Ledger", 300);
-        assert!(!a.text.contains("class Ledger (head)"), "{}", a.text);
+        assert!(!a.text.contains("Ledger of amounts"), "{}", a.text);
         assert!(a.text.contains("→ books.py#Ledger"), "{}", a.text);
         let _ = std::fs::remove_dir_all(&dir);
     }

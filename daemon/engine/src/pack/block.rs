@@ -1,10 +1,10 @@
-//! One node's code block: `### path:start-end kind name`, then its lines (numbered at the first
-//! and every tenth, [`LINE_ANCHOR`]; an outline's lines each: its own lines and each member's
-//! first lines, verbatim), fenced. The path is the file's
-//! own, or its [`short_paths`] form once an earlier block of the answer gave it in full.
-//! Whole, as a skeleton (a container's header and member signatures), or cut to its head.
-
-use std::collections::HashMap;
+//! One node's block: its lines (numbered at the first and every tenth, [`LINE_ANCHOR`]; an
+//! outline's lines each: its own lines and each member's first lines, verbatim), whole, as a
+//! skeleton (a container's header and member signatures), cut to its head or to one or two
+//! windows. An answer shows the blocks of one file together, in line order, under one
+//! heading — `### path`, then the fence ([`file_opening`]) — a `⋮` line between two
+//! ([`BETWEEN_BLOCKS`]); `fittok expand` heads a node with `### path:start-end kind name`
+//! ([`heading`]).
 
 use crate::index::Sources;
 use crate::lines::lines_of;
@@ -83,44 +83,18 @@ pub struct Rendered {
     pub lines: Vec<u32>,
 }
 
-/// Renders one node. `starts` are the line starts of the node's file; `path` is what its
-/// heading calls the file (its path, or a short form of it).
-pub fn render(
-    g: &Graph,
-    sources: &Sources,
-    node: u32,
-    mode: Mode,
-    starts: &[usize],
-    path: &str,
-) -> Rendered {
+/// Renders one node's lines: what a block shows of it, without a heading or fences (an answer
+/// groups the blocks of one file under one heading, [`file_opening`]; `fittok expand` heads
+/// each node with [`heading`]). `starts` are the line starts of the node's file.
+pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usize]) -> Rendered {
     let nr = g.nodes[node as usize];
     let def = g.def(node);
-    let file = g.file_of(node);
     let src = &sources[nr.file as usize];
     let mut out = String::new();
     let last = match mode {
         Mode::Head(n) => (def.start_line + n.max(1) - 1).min(def.end_line),
         _ => def.end_line,
     };
-    out.push_str(&format!(
-        "### {}:{}-{} {}{}\n```{}\n",
-        path,
-        def.start_line,
-        def.end_line,
-        // An impl block's name already says `impl …`; a file's name is its path.
-        match def.kind {
-            DefKind::Impl => def.qualified_name.clone(),
-            DefKind::File => "file".to_string(),
-            kind => format!("{} {}", kind.name(), def.qualified_name),
-        },
-        match mode {
-            Mode::Whole => "",
-            Mode::Skeleton => " (outline)",
-            Mode::Head(_) => " (head)",
-            Mode::Window(..) | Mode::Windows(..) => " (excerpt)",
-        },
-        fence_lang(file.lang)
-    ));
     let outline = def.kind.is_container() || def.kind == DefKind::File;
     let mut shown = Vec::new();
     match mode {
@@ -176,12 +150,41 @@ pub fn render(
             }
         }
     }
-    out.push_str("```\n");
     Rendered {
         text: out,
         lines: shown,
     }
 }
+
+/// A single node's heading and opening fence, as `fittok expand` shows it:
+/// `### path:start-end kind name`.
+pub fn heading(g: &Graph, node: u32, path: &str) -> String {
+    let def = g.def(node);
+    format!(
+        "### {}:{}-{} {}\n```{}\n",
+        path,
+        def.start_line,
+        def.end_line,
+        // An impl block's name already says `impl …`; a file's name is its path.
+        match def.kind {
+            DefKind::Impl => def.qualified_name.clone(),
+            DefKind::File => "file".to_string(),
+            kind => format!("{} {}", kind.name(), def.qualified_name),
+        },
+        fence_lang(g.file_of(node).lang)
+    )
+}
+
+/// What opens a file's blocks in an answer: its path as a heading, then the fence.
+pub fn file_opening(path: &str, lang: Lang) -> String {
+    format!("### {path}\n```{}\n", fence_lang(lang))
+}
+
+/// What closes a file's blocks (and a single node's, [`heading`]).
+pub const FENCE_CLOSE: &str = "```\n";
+
+/// The line between two blocks of one file.
+pub const BETWEEN_BLOCKS: &str = "⋮\n";
 
 /// An excerpt of `node`: its signature's lines as written (one when it spans more than a few),
 /// so that the excerpt says what it is an excerpt of, then each of `windows` (ascending, apart)
@@ -220,42 +223,6 @@ fn push_excerpt(
     }
 }
 
-/// What a block's heading calls each of `wanted` once an earlier block gave its full path:
-/// `…/` and the shortest tail of the path (whole components) that no other of `all` (the
-/// repository's files) ends with, so that the tail names one file and `fittok expand` takes
-/// it. A heading was 9 % of a 4000-token answer, most of it paths repeated block after block.
-/// A path whose only unique tail is itself keeps its full form.
-pub fn short_paths<'p>(
-    all: impl IntoIterator<Item = &'p str>,
-    wanted: impl IntoIterator<Item = &'p str>,
-) -> HashMap<&'p str, String> {
-    let base = |p: &'p str| p.rsplit('/').next().unwrap_or(p);
-    // A path ending with a tail of `p` has `p`'s file name: only those compete.
-    let wanted: std::collections::HashSet<&str> = wanted.into_iter().collect();
-    let mut namesakes: HashMap<&str, Vec<&str>> =
-        wanted.iter().map(|&p| (base(p), Vec::new())).collect();
-    for p in all {
-        if let Some(v) = namesakes.get_mut(base(p)) {
-            v.push(p);
-        }
-    }
-    let mut out = HashMap::new();
-    for same_name in namesakes.values() {
-        for &p in same_name.iter().filter(|p| wanted.contains(*p)) {
-            let unique = |tail: &str| same_name.iter().filter(|q| has_tail(q, tail)).count() == 1;
-            // From the right, the first unique tail is the shortest.
-            let short = p
-                .rmatch_indices('/')
-                .map(|(i, _)| &p[i + 1..])
-                .find(|t| unique(t))
-                .filter(|t| t.len() + 2 < p.len())
-                .map_or_else(|| p.to_string(), |t| format!("…/{t}"));
-            out.insert(p, short);
-        }
-    }
-    out
-}
-
 /// A signature spans at most this many lines (`parse`'s signatures stop there).
 const HEADER_LINES: u32 = 4;
 
@@ -289,13 +256,6 @@ fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Vec<
     );
     first.truncate(header_len(&first, &def.signature)?);
     Some(first)
-}
-
-/// Whether `path` ends with `tail` at a component boundary (`a/b.rs` ends with `b.rs`, not
-/// with `.rs`).
-pub fn has_tail(path: &str, tail: &str) -> bool {
-    path.strip_suffix(tail)
-        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// A definition's signature as its source writes it: its first line, trimmed, when that line
@@ -397,7 +357,7 @@ mod tests {
     fn outline_of(path: &str, src: &str, name: &str) -> (Graph, Sources, String) {
         let (g, sources, starts) = fixture(path, src);
         let node = named(&g, name);
-        let text = render(&g, &sources, node, Mode::Skeleton, &starts, path).text;
+        let text = render(&g, &sources, node, Mode::Skeleton, &starts).text;
         (g, sources, text)
     }
 
@@ -442,16 +402,8 @@ mod tests {
         let src = format!("def build(\n    name, size,\n):\n{body}    return name\n");
         let (g, sources, starts) = fixture("pkg/build.py", &src);
         let f = named(&g, "build");
-        let text = render(
-            &g,
-            &sources,
-            f,
-            Mode::Window(20, 24),
-            &starts,
-            "pkg/build.py",
-        )
-        .text;
-        let code: Vec<&str> = text.lines().skip(2).take(6).collect();
+        let text = render(&g, &sources, f, Mode::Window(20, 24), &starts).text;
+        let code: Vec<&str> = text.lines().take(6).collect();
         assert_eq!(
             code,
             [
@@ -496,32 +448,6 @@ mod tests {
             None
         );
         assert_eq!(header_len(&lines(&["def f(x):"]), ""), None);
-    }
-
-    #[test]
-    fn a_short_path_is_the_shortest_tail_no_other_path_ends_with() {
-        let all = [
-            "src/a/mod.rs",
-            "src/b/mod.rs",
-            "gson/src/main/java/com/google/gson/Gson.java",
-            "setup.py",
-            "x/setup.py",
-            "a/b.py",
-            "lib/x/setup.py",
-        ];
-        let short = short_paths(all, all.into_iter().take(6));
-        assert_eq!(short["src/a/mod.rs"], "…/a/mod.rs");
-        assert_eq!(
-            short["gson/src/main/java/com/google/gson/Gson.java"],
-            "…/Gson.java"
-        );
-        // No tail of a top-level file is shorter than itself.
-        assert_eq!(short["setup.py"], "setup.py");
-        // `lib/x/setup.py`, not shown, still ends with `x/setup.py`.
-        assert_eq!(short["x/setup.py"], "x/setup.py");
-        assert!(!short.contains_key("lib/x/setup.py"));
-        // Too short to gain from `…/`.
-        assert_eq!(short["a/b.py"], "a/b.py");
     }
 
     #[test]

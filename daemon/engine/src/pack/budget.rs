@@ -49,8 +49,6 @@ pub fn fit_answer<A>(
     mut lay_out: impl FnMut(Selection) -> A,
     tokens: impl Fn(&A) -> usize,
 ) -> A {
-    // One pass over the repository's paths per answer, not per round.
-    let short_paths = packer.short_paths(ranked);
     // No cap: the relevance cliff decides how much code the answer holds, and that much is
     // then packed as a budget's code would be (by expected relevance per token, long nodes as
     // excerpts). Blocks taken whole in rank order until the cliff showed fewer hunks in as
@@ -58,9 +56,9 @@ pub fn fit_answer<A>(
     // (bench/results/dev.md, session 26). The code's tokens, not the whole text's, set the
     // length: the blocks then follow from the ranking alone, whatever the provenance line says.
     if budget == 0 {
-        let natural = packer.select(ranked, 0, &short_paths);
+        let natural = packer.select(ranked, 0);
         let code: usize = natural.blocks.iter().map(|b| b.tokens).sum();
-        let packed = packer.select(ranked, code, &short_paths);
+        let packed = packer.select(ranked, code);
         return lay_out(if packed.blocks.is_empty() {
             natural
         } else {
@@ -71,7 +69,7 @@ pub fn fit_answer<A>(
     let mut best: Option<(A, usize)> = None;
     let mut over: Option<A> = None;
     for _ in 0..ROUNDS {
-        let a = lay_out(packer.select(ranked, code_budget, &short_paths));
+        let a = lay_out(packer.select(ranked, code_budget));
         let n = tokens(&a);
         if n <= budget {
             let slack = budget - n;
@@ -92,7 +90,7 @@ pub fn fit_answer<A>(
         (Some((a, _)), _) => a,
         (None, Some(a)) => a,
         // ROUNDS > 0: a round always leaves one or the other.
-        (None, None) => lay_out(packer.select(ranked, code_budget, &short_paths)),
+        (None, None) => lay_out(packer.select(ranked, code_budget)),
     }
 }
 

@@ -9,16 +9,15 @@ use crate::link::Graph;
 use crate::model::DefKind;
 use crate::tokens::{Encoding, count};
 
-use super::block::{Mode, render};
+use super::block::{BETWEEN_BLOCKS, FENCE_CLOSE, Mode, file_opening, render};
 
 pub(super) struct Ctx<'a> {
     pub(super) g: &'a Graph,
     pub(super) sources: &'a Sources,
     pub(super) enc: Encoding,
     pub(super) lines: &'a LineIndex,
-    /// Files an earlier block gave in full: later headings call them by their short path.
+    /// Files an earlier block shows: a later block of one joins it under its heading.
     pub(super) introduced: HashSet<u32>,
-    pub(super) short_paths: &'a HashMap<&'a str, String>,
 }
 
 /// One node's block as it would be shown: how, its text and token count, and the numbers of the
@@ -34,15 +33,18 @@ impl Ctx<'_> {
     pub(super) fn block(&mut self, node: u32, mode: Mode) -> Drawn {
         let file = self.g.nodes[node as usize].file;
         let starts = self.lines.starts(file, &self.sources[file as usize]);
-        let full = self.g.files[file as usize].path.as_str();
-        let path = match self.short_paths.get(full) {
-            Some(short) if self.introduced.contains(&file) => short.as_str(),
-            _ => full,
+        let rendered = render(self.g, self.sources, node, mode, &starts);
+        // The answer shows a file's blocks together under one heading: its first block pays
+        // for the heading and the fences, each later one for the line between blocks.
+        let frame = if self.introduced.contains(&file) {
+            count(self.enc, BETWEEN_BLOCKS)
+        } else {
+            let f = &self.g.files[file as usize];
+            count(self.enc, &file_opening(&f.path, f.lang)) + count(self.enc, FENCE_CLOSE)
         };
-        let rendered = render(self.g, self.sources, node, mode, &starts, path);
         Drawn {
             mode,
-            tokens: count(self.enc, &rendered.text),
+            tokens: count(self.enc, &rendered.text) + frame,
             text: rendered.text,
             lines: rendered.lines,
         }

@@ -249,28 +249,9 @@ pub struct Packer<'a> {
 }
 
 impl<'a> Packer<'a> {
-    /// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides);
-    /// `short_paths` ([`Packer::short_paths`]) are computed once for the rounds of one answer.
-    pub fn select(
-        &self,
-        ranked: &[Ranked],
-        budget: usize,
-        short_paths: &HashMap<&'a str, String>,
-    ) -> Selection {
-        select(self, ranked, budget, short_paths)
-    }
-
-    /// What later blocks call the files of `ranked`'s first nodes: blocks come from these
-    /// nodes and their files' headers.
-    pub fn short_paths(&self, ranked: &[Ranked]) -> HashMap<&'a str, String> {
-        let g = self.g;
-        block::short_paths(
-            g.files.iter().map(|f| f.path.as_str()),
-            ranked
-                .iter()
-                .take(MAX_CONSIDERED)
-                .map(|r| g.file_of(r.node).path.as_str()),
-        )
+    /// Selects blocks for `ranked` within `budget` tokens (0 = no cap: the cliff decides).
+    pub fn select(&self, ranked: &[Ranked], budget: usize) -> Selection {
+        select(self, ranked, budget)
     }
 }
 
@@ -321,12 +302,7 @@ impl Picked {
     }
 }
 
-fn select<'a>(
-    p: &Packer<'a>,
-    ranked: &[Ranked],
-    budget: usize,
-    short_paths: &HashMap<&'a str, String>,
-) -> Selection {
+fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
     let Packer {
         g,
         sources,
@@ -341,7 +317,6 @@ fn select<'a>(
         enc,
         lines,
         introduced: HashSet::new(),
-        short_paths,
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {
