@@ -1,6 +1,7 @@
 //! Stage 6: the answer, in order — provenance line, the don't-re-read note, a map that follows
-//! the question, the code blocks, signatures of what the code refers to, pointers to what did
-//! not fit, and the optional savings footer. The token budget counts the whole text.
+//! the question, the code (each file once, its blocks in line order), signatures of what the
+//! code refers to, pointers to what did not fit, and the optional savings footer. The token
+//! budget counts the whole text.
 
 pub mod graph;
 pub mod map;
