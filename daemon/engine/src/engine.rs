@@ -1149,6 +1149,39 @@ mod tests {
     }
 
     #[test]
+    fn a_small_answer_keeps_one_signature_and_one_pointer_for_code() {
+        // Ten long retry steps in ten files, each calling a helper of its own: more relevant
+        // code than 1500 tokens hold, and more referenced definitions and pointers than fit.
+        let body: String = (0..30)
+            .map(|k| format!("    delay = delay * 2 + {k}\n"))
+            .collect();
+        let files: Vec<(String, String)> = (0..10)
+            .map(|i| {
+                (
+                    format!("pkg/step{i}.py"),
+                    format!(
+                        "def retry_step_{i}(delay):\n    delay = backoff_helper_{i}(delay)\n{body}    return delay\n\n\ndef backoff_helper_{i}(delay):\n    return delay\n"
+                    ),
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, s)| (p.as_str(), s.as_str()))
+            .collect();
+        let dir = temp_repo("small-frame", &refs);
+        let small = ask(&dir, "retry step delay", 1500);
+        assert!(small.references.len() <= 1, "{}", small.text);
+        assert_eq!(small.pointers.len(), 1, "{}", small.text);
+        // The map still names two files: one would not say which other file matters.
+        assert_eq!(small.map.len(), 2, "{}", small.text);
+        // The frame grows with the budget: one of each per 1000 tokens.
+        let large = ask(&dir, "retry step delay", 4000);
+        assert!(large.pointers.len() > 1, "{}", large.text);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_best_files_header_comes_with_its_code() {
         let dir = temp_repo(
             "header",

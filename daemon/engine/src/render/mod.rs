@@ -23,8 +23,10 @@ const MAP_FILES: usize = 8;
 const MAP_NAMES_PER_FILE: usize = 4;
 /// Signatures of definitions the shown code refers to.
 const MAX_REFERENCED: usize = 8;
-/// The fewest map files, referenced signatures and pointers a capped answer has of each.
-const MIN_FRAME: usize = 2;
+/// The fewest map files a capped answer has: one would not say which other file matters.
+const MIN_MAP_FILES: usize = 2;
+/// The fewest referenced signatures and pointers a capped answer has of each.
+const MIN_REFERENCES: usize = 1;
 pub const NOTE: &str = "Answer from the code below; do not re-read these files: each block is the current source, real line numbers on its first line and every tenth. Expand a → id for more.";
 
 #[derive(Debug, Clone, Serialize)]
@@ -331,24 +333,27 @@ pub fn answer(input: RenderInput) -> Answer {
     } = input;
     let mut blocks = selection.blocks;
     // The frame grows with the budget: one map file, reference and pointer per 1000 tokens (at
-    // least 2, at most 8). One per 500 gave a 4000-token answer ~300 tokens less code; dev
-    // hunk recall at 4000, full issues / titles / history validation: 51.7 / 41.6 / 55.8 % →
-    // 52.6 / 43.1 / 56.7 % with one per 1000. At 1500 tokens a frame of 3 each took 312 tokens,
-    // a fifth of the answer; 2 each: 29.2 / 21.5 / 38.2 % → 30.1 / 23.4 / 39.5 % (1 each gave
-    // 29.7 / 23.0 / 40.8: no better, and the map would name one file).
-    let frame = |max: usize| {
+    // most 8). One per 500 gave a 4000-token answer ~300 tokens less code; dev hunk recall at
+    // 4000, full issues / titles / history validation: 51.7 / 41.6 / 55.8 % → 52.6 / 43.1 /
+    // 56.7 % with one per 1000. At 1500 tokens a frame of 3 each took 312 tokens, a fifth of
+    // the answer; 2 each: 29.2 / 21.5 / 38.2 % → 30.1 / 23.4 / 39.5 % (1 each, the map too:
+    // 29.7 / 23.0 / 40.8, and the map named one file). With one heading per file the code
+    // packs tighter, and at 1500 one signature and one pointer instead of two (~40 tokens)
+    // went to code: 41.6 / 32.1 / 47.6 → 42.1 / 32.1 / 48.9 % (one of either alone: 42.1 /
+    // 31.6 / 47.6, 41.6 / 31.6 / 47.6; `bench/results/dev.md`, session 35).
+    let frame = |max: usize, min: usize| {
         if budget == 0 {
             max
         } else {
-            (budget / 1000).clamp(MIN_FRAME, max)
+            (budget / 1000).clamp(min, max)
         }
     };
-    let mut map = map_entries(g, ranked, frame(MAP_FILES));
-    let mut refs = referenced(g, sources, &blocks, frame(MAX_REFERENCED));
+    let mut map = map_entries(g, ranked, frame(MAP_FILES, MIN_MAP_FILES));
+    let mut refs = referenced(g, sources, &blocks, frame(MAX_REFERENCED, MIN_REFERENCES));
     let mut pointers: Vec<Pointer> = selection
         .pointers
         .iter()
-        .take(frame(crate::pack::MAX_POINTERS))
+        .take(frame(crate::pack::MAX_POINTERS, MIN_REFERENCES))
         .map(|&(n, t)| Pointer {
             id: node_id(g, n),
             tokens: t,
