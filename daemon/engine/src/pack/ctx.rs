@@ -9,7 +9,7 @@ use crate::link::Graph;
 use crate::model::DefKind;
 use crate::tokens::{Encoding, count};
 
-use super::block::{BETWEEN_BLOCKS, FENCE_CLOSE, Mode, file_opening, render};
+use super::block::{FENCE_CLOSE, Mode, file_opening, render};
 
 pub(super) struct Ctx<'a> {
     pub(super) g: &'a Graph,
@@ -18,6 +18,11 @@ pub(super) struct Ctx<'a> {
     pub(super) lines: &'a LineIndex,
     /// Files an earlier block shows: a later block of one joins it under its heading.
     pub(super) introduced: HashSet<u32>,
+    /// Tokens of each file's heading and fences, counted once per answer (a block is drawn
+    /// many times while a cut is sought).
+    pub(super) opening_tokens: HashMap<u32, usize>,
+    /// Tokens of the line between two blocks of a file.
+    pub(super) between_tokens: usize,
 }
 
 /// One node's block as it would be shown: how, its text and token count, and the numbers of the
@@ -37,10 +42,13 @@ impl Ctx<'_> {
         // The answer shows a file's blocks together under one heading: its first block pays
         // for the heading and the fences, each later one for the line between blocks.
         let frame = if self.introduced.contains(&file) {
-            count(self.enc, BETWEEN_BLOCKS)
+            self.between_tokens
         } else {
-            let f = &self.g.files[file as usize];
-            count(self.enc, &file_opening(&f.path, f.lang)) + count(self.enc, FENCE_CLOSE)
+            let (g, enc) = (self.g, self.enc);
+            *self.opening_tokens.entry(file).or_insert_with(|| {
+                let f = &g.files[file as usize];
+                count(enc, &file_opening(&f.path, f.lang)) + count(enc, FENCE_CLOSE)
+            })
         };
         Drawn {
             mode,

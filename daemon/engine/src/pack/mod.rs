@@ -15,7 +15,7 @@ use crate::lines::LineIndex;
 use crate::link::{Graph, dir_of};
 use crate::model::DefKind;
 use crate::rank::Ranked;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, count};
 use block::Mode;
 use ctx::{Ctx, Drawn};
 
@@ -317,6 +317,8 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         enc,
         lines,
         introduced: HashSet::new(),
+        opening_tokens: HashMap::new(),
+        between_tokens: count(enc, block::BETWEEN_BLOCKS),
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {
