@@ -919,8 +919,7 @@ impl Engine {
             if let Some(node) = (0..g.nodes.len() as u32).find(|&n| node_id(g, n) == *id) {
                 let file = g.nodes[node as usize].file;
                 let starts = line_starts(&self.sources[file as usize]);
-                let path = &g.files[file as usize].path;
-                out.push_str(&heading(g, node, path));
+                out.push_str(&heading(g, node));
                 out.push_str(&render(g, &self.sources, node, Mode::Whole, &starts).text);
                 out.push_str(FENCE_CLOSE);
                 continue;

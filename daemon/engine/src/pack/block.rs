@@ -158,11 +158,12 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
 
 /// A single node's heading and opening fence, as `fittok expand` shows it:
 /// `### path:start-end kind name`.
-pub fn heading(g: &Graph, node: u32, path: &str) -> String {
+pub fn heading(g: &Graph, node: u32) -> String {
     let def = g.def(node);
+    let file = g.file_of(node);
     format!(
         "### {}:{}-{} {}\n```{}\n",
-        path,
+        file.path,
         def.start_line,
         def.end_line,
         // An impl block's name already says `impl …`; a file's name is its path.
@@ -171,7 +172,7 @@ pub fn heading(g: &Graph, node: u32, path: &str) -> String {
             DefKind::File => "file".to_string(),
             kind => format!("{} {}", kind.name(), def.qualified_name),
         },
-        fence_lang(g.file_of(node).lang)
+        fence_lang(file.lang)
     )
 }
 
