@@ -18,7 +18,7 @@ pub(super) struct Ctx<'a> {
     pub(super) lines: &'a LineIndex,
     /// Files an earlier block shows: a later block of one joins it under its heading.
     pub(super) introduced: HashSet<u32>,
-    /// Tokens of each file's heading and fences, counted once per answer (a block is drawn
+    /// Tokens of each file's heading and fences, counted once per selection (a block is drawn
     /// many times while a cut is sought).
     pub(super) opening_tokens: HashMap<u32, usize>,
     /// Tokens of the line between two blocks of a file.
