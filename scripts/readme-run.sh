@@ -25,7 +25,8 @@ echo "readme-run: the commands, as written:"
 printf '    %s\n' "$commands"
 
 git clone --quiet --no-hardlinks "$repo" "$work/clone"
-mkdir -p "$work/home/.cargo/bin" "$work/run"
+# No ~/.cargo/bin: the install must create it, as it must for a user without one.
+mkdir -p "$work/home" "$work/run"
 chmod 700 "$work/run"
 # A new user's environment: their own home and runtime dir, cargo's registry where it is
 # (no re-download), nothing of fittok's.

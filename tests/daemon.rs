@@ -124,6 +124,14 @@ fn query_index_status_expand_through_an_autospawned_daemon() {
     let bad_id = env.fittok(&["expand", "--repo", path, "nope.py#nothing"]);
     assert_eq!(bad_id.status.code(), Some(1), "{}", stderr(&bad_id));
     assert!(stderr(&bad_id).contains("unknown id"));
+    // Lines past the end are an error, not an empty fence.
+    let past = env.fittok(&["expand", "--repo", path, "billing/tax.py:99999-100000"]);
+    assert_eq!(past.status.code(), Some(1), "{}", stdout(&past));
+    assert!(
+        stderr(&past).contains("billing/tax.py has 6 lines"),
+        "{}",
+        stderr(&past)
+    );
 
     // The query runs from inside the repository too: PATH defaults to its root.
     let inside = env
@@ -141,6 +149,22 @@ fn query_index_status_expand_through_an_autospawned_daemon() {
             .any(|n| n["name"] == "main.main"),
         "{v}"
     );
+    // Unquoted, the words are one question; the usage line says so.
+    let unquoted = env
+        .cmd("fittok")
+        .args([
+            "query", "--code", "--budget", "300", "how", "is", "vat", "computed",
+        ])
+        .current_dir(repo.path().join("billing"))
+        .output()
+        .unwrap();
+    assert!(
+        ok(&unquoted).contains("def vat_for"),
+        "{}",
+        stdout(&unquoted)
+    );
+    let usage = ok(&env.fittok(&["query", "--help"]));
+    assert!(usage.contains("the question quoted or not"), "{usage}");
 
     ok(&env.fittok(&["daemon", "stop"]));
     assert!(env.wait_no_daemon(Duration::from_secs(10)));
@@ -826,4 +850,126 @@ fn an_unwatched_repository_gets_its_deferred_tests_without_another_question() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(env.log().contains("snapshot updated"), "{}", env.log());
+}
+
+#[test]
+fn outside_a_repository_home_and_folders_of_repositories_are_refused_and_an_empty_one_says_so() {
+    let env = DaemonEnv::new("unrooted");
+    let ask = |cwd: &std::path::Path, home: &std::path::Path| {
+        env.cmd("fittok")
+            .args(["query", "--code", "--budget", "300", "where", "is", "vat"])
+            .current_dir(cwd)
+            .env("HOME", home)
+            .output()
+            .unwrap()
+    };
+    let projects = TempRepo::new("unrooted-projects");
+    projects
+        .write("a/.git/HEAD", "ref: refs/heads/main\n")
+        .write("a/x.py", "def vat():\n    return 1\n")
+        .write("b/.git/HEAD", "ref: refs/heads/main\n")
+        .write("b/y.py", "def tax():\n    return 2\n");
+    let elsewhere = TempRepo::new("unrooted-home");
+    let out = ask(projects.path(), elsewhere.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("holds several (a, b)"),
+        "{}",
+        stderr(&out)
+    );
+    // The home directory: everything under it would be indexed.
+    let home = TempRepo::new("unrooted-home2");
+    home.write("notes.py", "def vat():\n    return 1\n");
+    let out = ask(home.path(), home.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("not inside a repository"),
+        "{}",
+        stderr(&out)
+    );
+    // A repository named on the command line is taken as given.
+    let named = env
+        .cmd("fittok")
+        .args(["query", "--code", "--budget", "300"])
+        .arg(projects.path().join("a"))
+        .arg("where is vat")
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(ok(&named).contains("def vat"));
+    // An empty folder says it holds no code, rather than that nothing matches.
+    let empty = TempRepo::new("unrooted-empty");
+    std::fs::create_dir_all(empty.path()).unwrap();
+    let out = ask(empty.path(), elsewhere.path());
+    assert!(
+        ok(&out).contains("holds no source file"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// `git -C dir ARGS` with a fixed author; false when git is missing or fails.
+fn git(dir: &std::path::Path, args: &[&str]) -> bool {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_daemon_reads_a_repositorys_history_in_the_background_and_ranks_with_it() {
+    // The history's own list in the fusion (off by default) makes its use visible per node.
+    let env = DaemonEnv::new("history").env("FITTOK_RANK_WEIGHTS", "1,1,1,0.3,1,1,1");
+    let repo = TempRepo::new("history-repo");
+    repo.write(
+        "billing/tax.py",
+        "RATES = {\"de\": 0.19}\n\n\ndef vat_for(country, amount):\n    return amount * RATES.get(country, 0.0)\n",
+    )
+    .write("billing/ledger.py", "def post_entry(book, amount):\n    book.append(amount)\n");
+    let dir = repo.path();
+    assert!(git(dir, &["init", "-q"]), "git is needed for this test");
+    assert!(git(dir, &["add", "billing/ledger.py"]));
+    assert!(git(dir, &["commit", "-q", "-m", "Ledger: post entries"]));
+    assert!(git(dir, &["add", "billing/tax.py"]));
+    assert!(git(
+        dir,
+        &["commit", "-q", "-m", "Fix VAT rounding for German invoices"]
+    ));
+    let path = dir.to_str().unwrap();
+    let ask = || {
+        let out = ok(&env.fittok(&[
+            "query",
+            path,
+            "German invoices get the wrong VAT",
+            "--json",
+            "--explain",
+            "10",
+        ]));
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON answer")
+    };
+    ask();
+    // The history is read off the answer's path: it shows in the ranking once read.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut ranked = ask();
+    let with_history = |v: &serde_json::Value| {
+        v["ranking"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["ranks"]["history"].is_number() && r["path"] == "billing/tax.py")
+    };
+    while !with_history(&ranked) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        ranked = ask();
+    }
+    assert!(with_history(&ranked), "{}", ranked["ranking"]);
+    let status = status_json(&env);
+    let parts = status["repos"][0]["memory"].to_string();
+    assert!(parts.contains("history"), "{parts}");
 }

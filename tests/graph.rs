@@ -80,13 +80,17 @@ fn the_page_renders_offline_highlights_the_answer_and_searches() {
         .output()
         .unwrap();
     let printed = ok(&out);
-    let files: Vec<_> = std::fs::read_dir(cwd.path())
+    // Nothing is written where the command ran (it may be the user's repository): the page
+    // goes to the cache directory, alone.
+    let here: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().flatten().collect();
+    assert!(here.is_empty(), "{here:?}");
+    let page = std::path::PathBuf::from(printed.split(" (").next().unwrap().trim());
+    assert!(page.starts_with(&env.cache), "{}", page.display());
+    let files: Vec<_> = std::fs::read_dir(page.parent().unwrap())
         .unwrap()
         .flatten()
-        .map(|e| e.file_name())
         .collect();
     assert_eq!(files.len(), 1, "one file, no side files: {files:?}");
-    let page = cwd.path().join(&files[0]);
     let nodes: u64 = printed
         .split('(')
         .nth(1)

@@ -437,6 +437,33 @@ fn malformed_requests_are_answered_and_the_session_goes_on() {
         assert_eq!(v["id"], id, "{v}");
         assert_eq!(v["error"]["code"], code, "{v}");
     }
+    // An object that is no request and no notification, and a NUL inside JSON, are
+    // answered; an unknown notification is silent (the ping after it answers next); a 5 MB
+    // line is read whole and served.
+    for (line, code) in [
+        (&b"{}"[..], -32600),
+        (b"{\"jsonrpc\":\"2.0\",\0\"id\":9}", -32700),
+    ] {
+        let v = ask(line);
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].as_i64()),
+            (serde_json::Value::Null, Some(code)),
+            "{v}"
+        );
+    }
+    let v = ask(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/unknown\"}\n{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
+    assert_eq!(v["id"], 10, "{v}");
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(5 << 20)
+    );
+    let v = ask(big.as_bytes());
+    assert_eq!(
+        v["id"],
+        11,
+        "{}",
+        v.to_string().chars().take(300).collect::<String>()
+    );
     // A lone surrogate in a question is served, not dropped.
     let v = ask(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"code_context","arguments":{"question":"vat rate \ud800","budget":400}}}"#);
     assert_eq!(v["id"], 5, "{v}");
@@ -572,4 +599,21 @@ fn a_declared_result_limit_is_kept() {
     }
     drop(stdin);
     let _ = child.wait();
+}
+
+#[test]
+fn a_malformed_budget_cap_is_refused_at_start() {
+    let env = DaemonEnv::new("mcp-badcap");
+    let out = env
+        .cmd("fittok-mcp")
+        .env("FITTOK_MAX_BUDGET", "abc")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("FITTOK_MAX_BUDGET=\"abc\": expected a number of tokens"),
+        "{}",
+        stderr(&out)
+    );
 }

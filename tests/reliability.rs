@@ -152,6 +152,81 @@ fn fit_refuses_anything_but_markdown_and_leaves_it_as_it_was() {
 }
 
 #[test]
+fn fit_names_the_cause_for_a_folder_a_read_only_document_and_an_unwritable_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = DaemonEnv::new("rel-fit-cause");
+    let dir = TempRepo::new("rel-fit-cause");
+    let long: String = (0..40)
+        .map(|i| {
+            format!(
+                "## Part {i}\n\n{}\n\n",
+                "Words about this part. ".repeat(80)
+            )
+        })
+        .collect();
+    let long = format!("# Manual\n\n{long}");
+    std::fs::create_dir_all(dir.path().join("x.md")).unwrap();
+    dir.write("locked/MANUAL.md", &long);
+    dir.write("readonly.md", &long);
+    let mut binary = b"# Looks like Markdown\n\n".to_vec();
+    binary.extend(std::iter::repeat_n(0u8, 1000));
+    dir.write("blob.md", &binary);
+    let readonly = dir.path().join("readonly.md");
+    std::fs::set_permissions(&readonly, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let path = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    for (args, code, expect) in [
+        (
+            vec!["fit", "generate", &path("x.md")],
+            1,
+            "is a directory, not a Markdown file",
+        ),
+        (
+            vec!["fit", "measure", &path("x.md")],
+            1,
+            "is a directory, not a Markdown file",
+        ),
+        (vec!["fit", "measure", &path("blob.md")], 1, "binary data"),
+        (
+            vec!["fit", "generate", &path("readonly.md")],
+            1,
+            "is read-only",
+        ),
+    ] {
+        for no_daemon in [false, true] {
+            let args: Vec<&str> = no_daemon
+                .then_some("--no-daemon")
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            let out = env.fittok(&args);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(expect), "{args:?}: {}", stderr(&out));
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(&readonly).unwrap(),
+        long,
+        "left as it was"
+    );
+    // A folder that cannot take files: named, before anything is written. Root writes
+    // anywhere, so only another user can see the refusal.
+    let locked = dir.path().join("locked");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let root = unsafe { libc::geteuid() } == 0;
+    let out = env.fittok(&["fit", "generate", &path("locked/MANUAL.md")]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !root {
+        assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+        let msg = stderr(&out);
+        assert!(
+            msg.contains(&format!("the folder {} is not writable", locked.display())),
+            "{msg}"
+        );
+        assert!(!msg.contains("fittok-tmp"), "{msg}");
+    }
+}
+
+#[test]
 fn bad_socket_paths_fail_at_once_with_the_cause() {
     let dir = TempRepo::new("rel-sock");
     let repo = small_repo("rel-sock-repo");
@@ -439,31 +514,35 @@ fn an_unusable_cache_directory_leaves_a_working_daemon_that_says_why() {
 fn a_daemon_whose_socket_is_removed_exits() {
     let env = DaemonEnv::new("rel-sockgone");
     let repo = small_repo("rel-sockgone-repo");
-    ok(&env.fittok(&[
-        "query",
-        repo.path().to_str().unwrap(),
-        "vat",
-        "--budget",
-        "300",
-    ]));
-    let pids = env.daemon_pids();
-    assert_eq!(pids.len(), 1);
+    let ask = || {
+        ok(&env.fittok(&[
+            "query",
+            repo.path().to_str().unwrap(),
+            "vat",
+            "--budget",
+            "300",
+        ]))
+    };
+    ask();
+    let first = env.daemon_pids();
+    assert_eq!(first.len(), 1);
+    // `rm`, a tmp cleaner, or the runtime directory going at logout; the next client comes
+    // at once, finds no daemon and starts one.
     std::fs::remove_file(&env.socket).unwrap();
+    ask();
     assert!(
-        eventually(10, || !std::path::Path::new(&format!("/proc/{}", pids[0]))
-            .exists()
-            || env.daemon_pids().is_empty()),
-        "the unreachable daemon lives on"
+        eventually(10, || env.daemon_pids().len() == 1),
+        "two daemons after 10 s: {:?}",
+        env.daemon_pids()
     );
-    // The next client starts a new one, which has the cache.
-    ok(&env.fittok(&[
-        "query",
-        repo.path().to_str().unwrap(),
-        "vat",
-        "--budget",
-        "300",
-    ]));
-    assert_eq!(status_json(&env)["cache_note"], "");
+    let now = env.daemon_pids();
+    assert_ne!(now, first, "the new daemon stays, the unreachable one left");
+    assert!(
+        env.log()
+            .contains("socket file removed or replaced: stopping")
+    );
+    // The new daemon has the cache, once the old one let it go.
+    assert!(eventually(10, || status_json(&env)["cache_note"] == ""));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! configuration and Markdown, are redacted in answers (text and JSON), expansions, the graph
 //! page and the codebase map; secret files are never read; the pre-commit scanner finds them.
 
-use fittok_e2e::{DaemonEnv, TempRepo, ok, stdout};
+use fittok_e2e::{DaemonEnv, TempRepo, ok, stderr, stdout};
 
 #[test]
 fn secrets_never_leave_the_daemon() {
@@ -55,7 +55,21 @@ fn secrets_never_leave_the_daemon() {
             .replace("report", "nothing")
             .as_str(),
     ]);
-    assert_ne!(clean.status.code(), Some(0), "a missing file is an error");
+    // A file a pre-commit hook names but that is gone (a deletion) holds no secret: said,
+    // skipped, and no finding. One that cannot be read exits 5, never "secrets found".
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert!(
+        stderr(&clean).contains("does not exist; skipped"),
+        "{}",
+        stderr(&clean)
+    );
+    let unreadable = env.fittok(&["scrub", repo.path().join("jobs").to_str().unwrap()]);
+    assert_eq!(unreadable.status.code(), Some(5), "{}", stderr(&unreadable));
+    assert!(
+        !stderr(&unreadable).contains("secrets found"),
+        "{}",
+        stderr(&unreadable)
+    );
     // Off on request.
     let off = DaemonEnv::new("secrets-off").env("FITTOK_SCRUB", "false");
     let a = ask(&off);

@@ -1,7 +1,9 @@
-//! ARCHITECTURE.md's code map against the source tree, in rust-analyzer's way: a module added
-//! to a crate without a line in the map fails here.
+//! ARCHITECTURE.md against the source tree, in rust-analyzer's way: a module added to a crate
+//! without a line in the code map fails here, as does an entry naming no module, a line too
+//! long to read, and product files that speak of numbered sessions (history belongs in
+//! `bench/results/`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -9,16 +11,45 @@ fn root() -> &'static Path {
         .expect("the workspace")
 }
 
-/// The modules of a crate's `src`: files and directories, without entry points and tests.
+fn doc() -> String {
+    std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md")
+}
+
+/// The code map's source folders.
+const SOURCES: [&str; 8] = [
+    "daemon/engine/src",
+    "daemon/src",
+    "proto/request/src",
+    "client/src",
+    "client/connect/src",
+    "client/llm/src",
+    "proto/src",
+    "shim-mcp/src",
+];
+
+/// Every module under `src`, as its path without `.rs` (`parse/python`, `index/bm25/segment`;
+/// a `mod.rs` names its folder), leaving out entry points and test files.
 fn modules(src: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(src)
-        .unwrap_or_else(|e| panic!("{}: {e}", src.display()))
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !matches!(n.as_str(), "lib.rs" | "main.rs" | "tests.rs"))
-        .filter(|n| !n.ends_with("_tests.rs"))
-        .map(|n| n.trim_end_matches(".rs").to_string())
-        .collect();
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = format!("{prefix}{}", name.trim_end_matches(".rs"));
+            if e.path().is_dir() {
+                out.push(path.clone());
+                walk(&e.path(), &format!("{path}/"), out);
+            } else if name.ends_with(".rs")
+                && !matches!(name.as_str(), "lib.rs" | "main.rs" | "mod.rs" | "tests.rs")
+                && !name.ends_with("_tests.rs")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, "", &mut out);
     out.sort();
     out.dedup();
     out
@@ -26,11 +57,11 @@ fn modules(src: &Path) -> Vec<String> {
 
 /// The part of ARCHITECTURE.md from the heading naming `src` to the next heading.
 fn section<'a>(doc: &'a str, src: &str) -> &'a str {
-    let start = doc
-        .lines()
+    let lines: Vec<&str> = doc.lines().collect();
+    let start = lines
+        .iter()
         .position(|l| l.starts_with("### ") && l.contains(&format!("`{src}`")))
         .unwrap_or_else(|| panic!("ARCHITECTURE.md has no code-map section for `{src}`"));
-    let lines: Vec<&str> = doc.lines().collect();
     let end = lines[start + 1..]
         .iter()
         .position(|l| l.starts_with('#'))
@@ -42,28 +73,24 @@ fn section<'a>(doc: &'a str, src: &str) -> &'a str {
     &doc[a..b.min(doc.len())]
 }
 
+/// Whether `text` names module `m` (`a/b/c`): as `` `a/b/c` ``, `` `b/c` `` or `` `c` ``
+/// (a nested module is named inside its parent's entry), or as `` `c/`… `` for a folder.
+fn names(text: &str, m: &str) -> bool {
+    let parts: Vec<&str> = m.split('/').collect();
+    (0..parts.len()).any(|i| {
+        let tail = parts[i..].join("/");
+        text.contains(&format!("`{tail}`")) || text.contains(&format!("`{tail}/"))
+    })
+}
+
 #[test]
 fn every_module_is_in_the_code_map() {
-    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let doc = doc();
     let mut missing = Vec::new();
-    for src in [
-        "daemon/engine/src",
-        "daemon/grammars/src",
-        "daemon/src",
-        "proto/request/src",
-        "client/src",
-        "client/connect/src",
-        "client/llm/src",
-        "proto/src",
-        "shim-mcp/src",
-    ] {
+    for src in SOURCES {
         let text = section(&doc, src);
         for m in modules(&root().join(src)) {
-            // `bin` is listed as `bin/fittokd`.
-            let named = text.contains(&format!("`{m}`"))
-                || text.contains(&format!("`{m}/"))
-                || text.contains(&format!(" `{m}`,"));
-            if !named {
+            if !names(text, &m) {
                 missing.push(format!("{src}: {m}"));
             }
         }
@@ -76,8 +103,41 @@ fn every_module_is_in_the_code_map() {
 }
 
 #[test]
-fn every_crate_is_in_the_crate_table() {
-    let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+fn every_entry_of_the_code_map_names_a_module() {
+    let doc = doc();
+    let mut stale = Vec::new();
+    for src in SOURCES {
+        let have = modules(&root().join(src));
+        for line in section(&doc, src).lines() {
+            let Some(rest) = line.strip_prefix("- `") else {
+                continue;
+            };
+            // An entry names its modules in backticks before the dash that starts its text.
+            let head = rest.split(" — ").next().unwrap_or(rest);
+            for name in head.split('`').step_by(2).map(str::trim) {
+                let name = name.trim_start_matches(", ").trim();
+                if name.is_empty() || name.starts_with('(') || name == "," {
+                    continue;
+                }
+                if !have
+                    .iter()
+                    .any(|m| m == name || m.starts_with(&format!("{name}/")))
+                {
+                    stale.push(format!("{src}: {name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "code-map entries naming no module:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn every_crate_is_in_the_crate_list() {
+    let doc = doc();
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
     let members = manifest
         .split("members = [")
@@ -96,8 +156,80 @@ fn every_crate_is_in_the_crate_table() {
             .map(|n| n.trim_matches('"'))
             .expect("package name");
         assert!(
-            doc.contains(&format!("| `{name}` (`{member}`)")),
-            "ARCHITECTURE.md's crate table lacks `{name}` (`{member}`)"
+            doc.contains(&format!("- `{name}` (`{member}`)")),
+            "ARCHITECTURE.md's crate list lacks `{name}` (`{member}`)"
         );
     }
+}
+
+#[test]
+fn architecture_lines_are_at_most_100_characters() {
+    let long: Vec<String> = doc()
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.chars().count() > 100)
+        .map(|(i, l)| format!("{}: {} characters", i + 1, l.chars().count()))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "ARCHITECTURE.md lines over 100 characters:\n{}",
+        long.join("\n")
+    );
+}
+
+/// Files of the product and its documentation: sources, scripts, manifests, READMEs. The
+/// record of measurements (`bench/results/`) is history by design.
+fn product_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if !matches!(
+                name.as_str(),
+                "target" | ".git" | "results" | "fixtures" | ".tools"
+            ) && !name.starts_with('.')
+            {
+                product_files(&p, out);
+            }
+        } else if [".rs", ".md", ".sh", ".py", ".toml", ".json", ".proto"]
+            .iter()
+            .any(|x| name.ends_with(x))
+            && name != "ranker.json"
+        {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn product_files_do_not_speak_of_numbered_sessions() {
+    let mut files = Vec::new();
+    product_files(root(), &mut files);
+    assert!(files.len() > 50, "found only {} files", files.len());
+    // Spelled in two parts so that this file does not match itself.
+    let word = format!("{}{}", "sess", "ion ");
+    let mut found = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let hit = lower
+                .match_indices(&word)
+                .any(|(at, _)| lower[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()));
+            if hit {
+                found.push(format!(
+                    "{}:{}",
+                    f.strip_prefix(root()).unwrap_or(&f).display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "numbered sessions in product files:\n{}",
+        found.join("\n")
+    );
 }

@@ -14,7 +14,8 @@ pub struct GraphArgs {
     path: Option<PathBuf>,
     #[command(flatten)]
     flags: Flags<Graph>,
-    /// Output file (default: `<repository>-graph.html` in the current directory).
+    /// Output file (default: `<repository>-graph.html` in fittok's cache directory, never in
+    /// the repository).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Open the page in the default browser.
@@ -30,10 +31,18 @@ pub async fn run(args: GraphArgs, opts: &DaemonOptions, no_daemon: bool) -> Resu
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "repository".into());
-    let out = args
-        .output
-        .unwrap_or_else(|| PathBuf::from(format!("{name}-graph.html")));
-    std::fs::write(&out, &reply.html).map_err(|e| {
+    let out = match args.output {
+        Some(out) => out,
+        None => {
+            let dir = fittok_proto::paths::cache_dir().join("graphs");
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                let why = format!("cannot create {}: {e}; name a file with -o", dir.display());
+                Failure::new(fittok_proto::failure::EXIT_FAILED, why)
+            })?;
+            dir.join(format!("{name}-graph.html"))
+        }
+    };
+    write_durably(&out, reply.html.as_bytes()).map_err(|e| {
         Failure::new(
             fittok_proto::failure::EXIT_FAILED,
             format!("cannot write {}: {e}", out.display()),
@@ -46,7 +55,50 @@ pub async fn run(args: GraphArgs, opts: &DaemonOptions, no_daemon: bool) -> Resu
         } else {
             "xdg-open"
         };
-        let _ = std::process::Command::new(opener).arg(&out).status();
+        let opened = std::process::Command::new(opener).arg(&out).status();
+        if !opened.as_ref().is_ok_and(|s| s.success()) {
+            let why = match opened {
+                Ok(status) => format!("{opener} failed ({status})"),
+                Err(e) => format!("{opener}: {e}"),
+            };
+            return Err(Failure::new(
+                fittok_proto::failure::EXIT_FAILED,
+                format!(
+                    "no browser could be opened ({why}); open {} yourself",
+                    out.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, flushed to disk before the
+/// rename and the folder after it: a crash leaves the old page or the new one.
+fn write_durably(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.fittok-tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
+    // The rename itself is durable once the folder is; not every platform can open one.
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
     }
     Ok(())
 }

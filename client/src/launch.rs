@@ -22,6 +22,7 @@ pub fn scrub(files: &[PathBuf], opts: &DaemonOptions) -> Result<(), Failure> {
     match status.code() {
         Some(0) => Ok(()),
         Some(1) => Err(Failure::new(1, "secrets found")),
+        // A file could not be read; `fittokd` said which.
         Some(code) => Err(Failure::new(code, String::new())),
         None => Err(Failure::new(1, "fittokd scrub was killed")),
     }

@@ -164,9 +164,46 @@ pub fn resolve_repo(path: Option<&Path>) -> Result<PathBuf, Failure> {
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| Failure::bad(format!("cannot read the current directory: {e}")))?;
-            Ok(fittok_connect::repo_root(&cwd))
+            let root = fittok_connect::repo_root(&cwd);
+            if !root.join(".git").exists() {
+                refuse_unrooted(&cwd)?;
+            }
+            Ok(root)
         }
     }
+}
+
+/// Outside any repository the current directory is indexed as one, unless that cannot be
+/// what was meant: the home or root directory (everything under it), or a folder holding
+/// several repositories. A path named on the command line is always taken as given.
+fn refuse_unrooted(cwd: &Path) -> Result<(), Failure> {
+    let hint = "run it inside a repository, or name one: `fittok query PATH QUESTION`";
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if cwd.parent().is_none() || home.is_some_and(|h| h == cwd) {
+        return Err(Failure::bad(format!(
+            "{} is not inside a repository, and indexing all of it is not what you want; {hint}",
+            cwd.display()
+        )));
+    }
+    let mut repos: Vec<String> = std::fs::read_dir(cwd)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join(".git").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if repos.len() >= 2 {
+        repos.sort();
+        let more = if repos.len() > 5 { ", …" } else { "" };
+        repos.truncate(5);
+        return Err(Failure::bad(format!(
+            "{} is not a repository but holds {} ({}{more}); {hint}",
+            cwd.display(),
+            if more.is_empty() { "several" } else { "many" },
+            repos.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The environment of this process, for whatever reads settings.

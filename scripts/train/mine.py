@@ -178,6 +178,35 @@ def hunks_of(diff: str, parent_lines: list[str]) -> list[dict]:
     return out
 
 
+def gold_of(gitdir: Path, parent: str, sha: str, names: list[str], cfg: dict) -> tuple[list[dict], int]:
+    """The benchmark's gold for the change `parent..sha` (`names`: its `--name-status` rows):
+    the hunks of the modified non-test source files, with their evidence lines. Empty when the
+    change touches no such file, more than `max_files` of them or more than `max_hunks` hunks."""
+    changed = []
+    for row in names:
+        parts = row.split("\t")
+        if len(parts) == 2 and parts[0] == "M" and is_source(parts[1]):
+            changed.append(parts[1])
+    if not changed or len(changed) > cfg["max_files"]:
+        return [], 0
+    gold, n_hunks = [], 0
+    for path in changed:
+        diff = git(gitdir, "diff", "-U0", "--no-renames", "-w", parent, sha, "--", path)
+        if not diff.strip():
+            continue  # whitespace only
+        text = git(gitdir, "show", f"{parent}:{path}")
+        parent_lines = text.splitlines()
+        hunks = hunks_of(diff, parent_lines)
+        for k, h in enumerate(hunks):
+            h["id"] = f"{path}#{k + 1}"
+        n_hunks += len(hunks)
+        if hunks:
+            gold.append({"path": path, "language": lang_of(path), "n_lines": len(parent_lines), "hunks": hunks})
+    if n_hunks > cfg["max_hunks"]:
+        return [], 0
+    return gold, n_hunks
+
+
 def mine_repo(name: str, gitdir: Path, cfg: dict) -> list[dict]:
     log = git(gitdir, "log", "--first-parent", f"-n{cfg['scan']}", "--format=%H%x00%P%x00%B%x1e", "HEAD")
     found = []
@@ -195,29 +224,8 @@ def mine_repo(name: str, gitdir: Path, cfg: dict) -> list[dict]:
             continue
         parent = parents[0]
         names = git(gitdir, "diff", "--name-status", "--no-renames", parent, sha).splitlines()
-        changed = []
-        for row in names:
-            parts = row.split("\t")
-            if len(parts) == 2 and parts[0] == "M" and is_source(parts[1]):
-                changed.append(parts[1])
-        if not changed or len(changed) > cfg["max_files"]:
-            continue
-        gold, n_hunks, ok = [], 0, True
-        for path in changed:
-            diff = git(gitdir, "diff", "-U0", "--no-renames", "-w", parent, sha, "--", path)
-            if not diff.strip():
-                continue  # whitespace only
-            text = git(gitdir, "show", f"{parent}:{path}")
-            parent_lines = text.splitlines()
-            hunks = hunks_of(diff, parent_lines)
-            for k, h in enumerate(hunks):
-                h["id"] = f"{path}#{k + 1}"
-            n_hunks += len(hunks)
-            if hunks:
-                gold.append(
-                    {"path": path, "language": lang_of(path), "n_lines": len(parent_lines), "hunks": hunks}
-                )
-        if not gold or n_hunks > cfg["max_hunks"]:
+        gold, n_hunks = gold_of(gitdir, parent, sha, names, cfg)
+        if not gold:
             continue
         langs = sorted({f["language"] for f in gold})
         inst = {

@@ -25,6 +25,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,53 @@ def write_atomic(path: Path, text: str) -> None:
 
 def worktree(work: Path, mirrors: Path, repo: str, commit: str) -> Path:
     gitdir = mirror_gitdir(mirrors, repo)
+    gitdir = next((d for d in (gitdir, gitdir / ".git") if (d / "objects").is_dir()), gitdir)
+    try:
+        return git_worktree(work, gitdir, commit)
+    except subprocess.CalledProcessError:
+        # A `fetch` snapshot lacks its largest blobs, and git will not check out a tree with
+        # a blob missing: write the tree file by file instead, leaving those out.
+        plain = work / "trees" / (gitdir.parent.name + "-plain")
+        if plain.exists():
+            shutil.rmtree(plain)
+        plain.mkdir(parents=True)
+        extract_tree(gitdir, commit, plain)
+        return plain
+
+
+def extract_tree(gitdir: Path, commit: str, dest: Path) -> None:
+    """Writes the files of `commit` under `dest`, skipping blobs the mirror does not have."""
+    g = ["git", f"--git-dir={gitdir}"]
+    listing = subprocess.run(g + ["ls-tree", "-r", "-z", "--full-tree", commit], capture_output=True, check=True).stdout
+    entries = []
+    for rec in listing.split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode != b"120000":
+            entries.append((sha, path.decode("utf-8", "surrogateescape")))
+    batch = subprocess.run(
+        g + ["cat-file", "--batch"], input=b"".join(sha + b"\n" for sha, _ in entries), capture_output=True, check=True
+    ).stdout
+    at = 0
+    for _, path in entries:
+        end = batch.index(b"\n", at)
+        header = batch[at:end].split()
+        if header[-1] == b"missing":
+            at = end + 1
+            continue
+        size = int(header[2])
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1
+
+
+def git_worktree(work: Path, gitdir: Path, commit: str) -> Path:
     wt = work / "trees" / gitdir.parent.name
+    if gitdir.name == ".git":
+        wt = work / "trees" / gitdir.parent.parent.name
     if not wt.exists():
         wt.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -75,7 +122,7 @@ def gold_lines(inst: dict, read) -> dict[str, list[tuple[list[int], int]]]:
             if h["kind"] != "add":
                 # Any changed line: half of the eligible deleted ones (the scorer's rule) took
                 # 273 labels of 7,566 and lost 3 dev title hunks at 1500 and 2 at 4000
-                # (`bench/results/dev.md`, session 24).
+                # (`bench/results/dev.md`).
                 hunk = (list(range(a, b + 1)), 1)
             else:
                 text = read(f["path"]) if text is None else text
@@ -314,7 +361,7 @@ def fit(args) -> None:
     dtr = lgb.Dataset(xtr, ytr, group=gtr, feature_name=names)
     dva = lgb.Dataset(xva, yva, group=gva, reference=dtr)
     # `--bag N`: N fits differing only in their seed, averaged. One fit's seed moves end-to-end
-    # figures by up to 2 points (`bench/results/dev.md`, session 24); the mean of several
+    # figures by up to 2 points (`bench/results/dev.md`); the mean of several
     # varies less.
     boosters = []
     for k in range(args.bag):

@@ -129,8 +129,10 @@ pub fn judge(bytes: &[u8]) -> Verdict {
         None
     };
     match problem {
-        // A notification (no id) gets no answer, valid or not.
-        Some(_) if id.is_none() => Verdict::Skip,
+        // A notification (a method, no id) gets no answer, valid or not. Anything else
+        // without an id (`{}`, a stray object) is answered with a null id: the sender may be
+        // waiting for something.
+        Some(_) if id.is_none() && msg.get("method").is_some_and(Value::is_string) => Verdict::Skip,
         Some(p) => Verdict::Answer(error(
             if id_ok {
                 id.unwrap_or(Value::Null)
@@ -254,6 +256,17 @@ mod tests {
             Verdict::Skip
         );
         assert_eq!(judge(b"  "), Verdict::Skip);
+        for shape in [&b"{}"[..], b"{\"id\":null}", b"{\"jsonrpc\":\"2.0\"}"] {
+            let v = answer(shape);
+            assert_eq!(
+                (v["id"].clone(), v["error"]["code"].clone()),
+                (Value::Null, json!(-32600))
+            );
+        }
+        assert_eq!(
+            answer(b"{\"jsonrpc\":\"2.0\",\0\"id\":1}")["error"]["code"],
+            -32700
+        );
     }
 
     #[test]

@@ -382,9 +382,13 @@ fn main() -> std::process::ExitCode {
 async fn run() -> anyhow::Result<()> {
     // This process's configuration, read once: where the daemon is, and the operator's cap.
     let env = |k: &str| std::env::var(k).ok();
-    let max_budget = env("FITTOK_MAX_BUDGET")
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
+    // A malformed cap is refused, as the daemon refuses it: no cap is not what was asked.
+    let max_budget = match env("FITTOK_MAX_BUDGET").filter(|v| !v.trim().is_empty()) {
+        None => 0,
+        Some(v) => v.trim().parse().map_err(|_| {
+            anyhow::anyhow!("FITTOK_MAX_BUDGET={v:?}: expected a number of tokens (0 = no cap)")
+        })?,
+    };
     let params = [Query::PARAMS, Expand::PARAMS, Fit::PARAMS];
     let shim = Shim::new(
         DaemonOptions::from_vars("fittok-mcp", env),

@@ -118,11 +118,29 @@ pub fn source_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(inner) = cur {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
+        // Many errors print their source in their own message already: say each cause once.
+        let text = inner.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
         cur = inner.source();
     }
     s
+}
+
+#[cfg(test)]
+mod chain_tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("transport error: {0}")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e = Outer(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let s = super::source_chain(&e);
+        assert_eq!(s.matches("entity not found").count(), 1, "{s}");
+    }
 }
 
 /// Connects and says hello, within [`HELLO_TIMEOUT`].

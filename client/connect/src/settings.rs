@@ -77,7 +77,7 @@ mod tests {
     fn only_real_differences_are_named() {
         let daemon = [
             setting("FITTOK_SCRUB", "on", false),
-            setting("FITTOK_RANK_WEIGHTS", "1,1,1,0.3,1,1", false),
+            setting("FITTOK_RANK_WEIGHTS", "1,1,1,0.3,1,1,0", false),
             setting("FITTOK_MAX_BUDGET", "6000", true),
             setting("FITTOK_LLM_API_KEY", "", false),
         ];
@@ -94,7 +94,7 @@ mod tests {
             &daemon,
             env(&[
                 ("FITTOK_SCRUB", "true"),
-                ("FITTOK_RANK_WEIGHTS", "1.0, 1, 1, 0.30, 1, 1"),
+                ("FITTOK_RANK_WEIGHTS", "1.0, 1, 1, 0.30, 1, 1, 0"),
                 ("FITTOK_MAX_BUDGET", "6000"),
             ]),
         );

@@ -310,10 +310,17 @@ fn rankers_side_by_side(engine: &Engine, questions: &[String]) {
         .iter()
         .map(|q| {
             let terms = fittok_engine::index::bm25::query_terms(q);
-            fittok_engine::rank::candidate_features(&engine.repo.graph, &engine.index, q, &terms)
-                .into_iter()
-                .map(|(_, x)| x)
-                .collect()
+            fittok_engine::rank::candidate_features(
+                &engine.repo.graph,
+                &engine.index,
+                q,
+                &terms,
+                None,
+                &Default::default(),
+            )
+            .into_iter()
+            .map(|(_, x)| x)
+            .collect()
         })
         .collect();
     let (mut one, mut pooled) = (Vec::new(), Vec::new());

@@ -60,7 +60,12 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FITTOK_RANK_WEIGHTS",
-        doc: "fusion weights content,summary,semantic,graph,mention,reach (tuning)",
+        doc: "fusion weights content,summary,semantic,graph,mention,reach,history (tuning)",
+        matters: true,
+    },
+    Variable {
+        name: "FITTOK_HISTORY_COMMITS",
+        doc: "how many of the last commits reachable from HEAD the history signal reads (default 5000; 0 = off)",
         matters: true,
     },
     Variable {
@@ -96,6 +101,24 @@ pub struct Config {
     pub rank: RankTuning,
     pub pack: PackTuning,
     pub embed: EmbedOptions,
+    /// How many of the last commits the history signal reads ([`crate::history`]; 0 = none).
+    pub history_commits: HistoryCommits,
+}
+
+/// How many commits the history signal reads: [`HistoryCommits::DEFAULT`] unless told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryCommits(pub usize);
+
+impl HistoryCommits {
+    /// A new issue's likeness to old fixes fades with age, and 5,000 commits read in well
+    /// under a second on a large repository.
+    pub const DEFAULT: usize = 5000;
+}
+
+impl Default for HistoryCommits {
+    fn default() -> Self {
+        HistoryCommits(HistoryCommits::DEFAULT)
+    }
 }
 
 fn flag(name: &'static str, v: &str) -> Result<bool, ConfigError> {
@@ -184,8 +207,8 @@ impl Config {
             let w: Vec<f32> = numbers(
                 "FITTOK_RANK_WEIGHTS",
                 &v,
-                6,
-                "expected six numbers: content,summary,semantic,graph,mention,reach",
+                7,
+                "expected seven numbers: content,summary,semantic,graph,mention,reach,history",
             )?;
             c.rank.weights = crate::rank::Weights {
                 content: w[0],
@@ -194,7 +217,15 @@ impl Config {
                 graph: w[3],
                 mention: w[4],
                 reach: w[5],
+                history: w[6],
             };
+        }
+        if let Some(v) = get("FITTOK_HISTORY_COMMITS") {
+            c.history_commits = HistoryCommits(number(
+                "FITTOK_HISTORY_COMMITS",
+                &v,
+                "expected a number of commits (0 = off)",
+            )?);
         }
         if let Some(v) = get("FITTOK_PPR_TOLERANCE") {
             let t: f32 = number("FITTOK_PPR_TOLERANCE", &v, "expected a positive number")?;
@@ -281,10 +312,11 @@ impl Config {
             (
                 "FITTOK_RANK_WEIGHTS",
                 format!(
-                    "{},{},{},{},{},{}",
-                    w.content, w.summary, w.semantic, w.graph, w.mention, w.reach
+                    "{},{},{},{},{},{},{}",
+                    w.content, w.summary, w.semantic, w.graph, w.mention, w.reach, w.history
                 ),
             ),
+            ("FITTOK_HISTORY_COMMITS", self.history_commits.0.to_string()),
             ("FITTOK_PPR_TOLERANCE", self.rank.ppr_tolerance.to_string()),
             (
                 "FITTOK_NODE_CAPS",
@@ -336,7 +368,8 @@ mod tests {
             ("FITTOK_EMBED_MODEL", "/models/minilm"),
             ("FITTOK_EMBED_HALF", "on"),
             ("FITTOK_EMBED_BATCH_THREADS", "3"),
-            ("FITTOK_RANK_WEIGHTS", "1,2,3,4,5,6"),
+            ("FITTOK_RANK_WEIGHTS", "1,2,3,4,5,6,7"),
+            ("FITTOK_HISTORY_COMMITS", "300"),
             ("FITTOK_PPR_TOLERANCE", "0.00001"),
             ("FITTOK_NODE_CAPS", "3,9,1"),
             ("FITTOK_HEADERS", "4"),
@@ -358,6 +391,7 @@ mod tests {
         for (name, value) in [
             ("FITTOK_SCRUB", "maybe"),
             ("FITTOK_RANK_WEIGHTS", "1,2"),
+            ("FITTOK_HISTORY_COMMITS", "-3"),
             ("FITTOK_NODE_CAPS", "0,8,2"),
             ("FITTOK_PPR_TOLERANCE", "-1"),
             ("FITTOK_MAX_FILE_BYTES", "big"),

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use crate::Config;
 use crate::embed::semantic::SemanticIndex;
 use crate::embed::{EmbedError, Embedder, model_dir};
+use crate::history::{History, HistoryError};
 use crate::index::{Index, Sources};
 use crate::lines::line_starts;
 use crate::pack::Packer;
 use crate::pack::block::{FENCE_CLOSE, Mode, heading, node_id, render};
-use crate::rank::rank;
+use crate::rank::{Evidence, rank};
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
 use crate::snapshot;
@@ -31,6 +32,13 @@ pub enum EngineError {
         "an id of {0} characters is not an id (at most {MAX_ID_CHARS}): expected `path#Qualified.name` or `path:start-end`"
     )]
     IdTooLong(usize),
+    #[error("{path} has {lines} lines: no line of {start}-{end} is in it")]
+    LinesOutOfRange {
+        path: String,
+        start: u32,
+        end: u32,
+        lines: u32,
+    },
 }
 
 /// Longer ids are refused outright: no path and name comes near.
@@ -175,6 +183,9 @@ pub struct Engine {
     restored: bool,
     /// A cold build's parses, for the parse cache: written by [`Engine::store_parses`].
     unstored_parses: std::sync::Mutex<Option<repo::UnstoredParses>>,
+    /// The repository's commit history, once read ([`Engine::set_history`]); carried to the
+    /// next snapshot by [`Engine::update`].
+    history: std::sync::RwLock<Option<Arc<History>>>,
 }
 
 /// The store in `cache_dir`, or `None` (logged) when it cannot be opened — for example
@@ -378,6 +389,7 @@ impl Engine {
             config,
             restored: false,
             unstored_parses: std::sync::Mutex::new(None),
+            history: std::sync::RwLock::new(None),
         }
     }
 
@@ -600,7 +612,49 @@ impl Engine {
         next.semantic_note = self.semantic_note.clone();
         next.pending_hint = self.pending_hint;
         next.freshness = self.freshness.clone();
+        if let Some(h) = self.history() {
+            next.set_history(h);
+        }
         Ok(next)
+    }
+
+    /// Reads the repository's commit history (the last `config.history_commits` commits
+    /// reachable from `HEAD`; none when that is 0). It runs `git`, so callers that must answer
+    /// soon read it off their answer's path and hand it over with [`Engine::set_history`].
+    pub fn read_history(&self) -> Result<Option<History>, HistoryError> {
+        match self.config.history_commits.0 {
+            0 => Ok(None),
+            n => History::read(&self.repo.root, n).map(Some),
+        }
+    }
+
+    /// Lets answers use `history` from now on (replacing any read before).
+    pub fn set_history(&self, history: Arc<History>) {
+        *self.history.write().unwrap_or_else(|p| p.into_inner()) = Some(history);
+    }
+
+    /// The history answers use, if it was read.
+    pub fn history(&self) -> Option<Arc<History>> {
+        self.history
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Per file of the graph, the score the history gives it for `terms` (see
+    /// [`History::file_scores`]); `None` without history or when no past commit matches.
+    fn history_scores(&self, terms: &[(String, f32)]) -> Option<Vec<f32>> {
+        let history = self.history()?;
+        let g = &self.repo.graph;
+        let mut scores = vec![0.0f32; g.files.len()];
+        let mut any = false;
+        for (path, score) in history.file_scores(terms) {
+            if let Some(f) = g.file_index(path) {
+                scores[f as usize] = score;
+                any = true;
+            }
+        }
+        any.then_some(scores)
     }
 
     /// Paths whose size or mtime differ from this snapshot, or that appeared or went away —
@@ -690,13 +744,18 @@ impl Engine {
     /// Where this repository's memory goes, per structure (see [`crate::memory`]).
     pub fn memory_use(&self) -> Vec<crate::memory::MemoryPart> {
         let vectors = self.semantic.as_ref().map_or(0, |s| s.index.memory_bytes());
-        crate::memory::parts(
+        let mut parts = crate::memory::parts(
             &self.repo.graph,
             &self.sources,
             &self.index,
             &self.lines,
             vectors,
-        )
+        );
+        parts.push(crate::memory::MemoryPart {
+            name: "history",
+            bytes: self.history().map_or(0, |h| h.heap_bytes()),
+        });
+        parts
     }
 
     /// The bytes this repository holds: the sum of [`Engine::memory_use`].
@@ -754,12 +813,17 @@ impl Engine {
             self.similarities(&question)
         };
         let t = Instant::now();
+        let history = self.history_scores(&query_terms);
+        let evidence = Evidence {
+            semantic: sims.as_deref(),
+            history: history.as_deref(),
+        };
         let mut ranked = rank(
             g,
             &self.index,
             &question,
             &query_terms,
-            sims.as_deref(),
+            evidence,
             q.ranker,
             &self.config.rank,
         );
@@ -813,6 +877,7 @@ impl Engine {
                 self.semantic_note()
             },
             already_shown,
+            files: g.files.len(),
         };
         let packer = Packer {
             g,
@@ -860,25 +925,33 @@ impl Engine {
         let g = &self.repo.graph;
         let question = self.boilerplate.strip(question);
         let terms = crate::index::bm25::query_terms(&question);
-        crate::rank::candidate_features(g, &self.index, &question, &terms)
-            .into_iter()
-            .map(|(node, x)| {
-                let def = g.def(node);
-                CandidateFeatures {
-                    id: node_id(g, node),
-                    path: g.file_of(node).path.clone(),
-                    kind: def.kind.name(),
-                    start: def.start_line,
-                    end: def.end_line,
-                    members: g
-                        .members(node)
-                        .into_iter()
-                        .map(|m| (g.def(m).start_line, g.def(m).end_line))
-                        .collect(),
-                    x: x.to_vec(),
-                }
-            })
-            .collect()
+        let history = self.history_scores(&terms);
+        crate::rank::candidate_features(
+            g,
+            &self.index,
+            &question,
+            &terms,
+            history.as_deref(),
+            &self.config.rank,
+        )
+        .into_iter()
+        .map(|(node, x)| {
+            let def = g.def(node);
+            CandidateFeatures {
+                id: node_id(g, node),
+                path: g.file_of(node).path.clone(),
+                kind: def.kind.name(),
+                start: def.start_line,
+                end: def.end_line,
+                members: g
+                    .members(node)
+                    .into_iter()
+                    .map(|m| (g.def(m).start_line, g.def(m).end_line))
+                    .collect(),
+                x: x.to_vec(),
+            }
+        })
+        .collect()
     }
 
     /// The self-contained HTML page of this repository's graph; with a question, the nodes its
@@ -933,6 +1006,16 @@ impl Engine {
             };
             let src = &self.sources[file as usize];
             let starts = line_starts(src);
+            let lines = g.files[file as usize].lines;
+            // A range past the end (or backwards) would show an empty fence as if it held code.
+            if a.max(1) > lines || b < a {
+                return Err(EngineError::LinesOutOfRange {
+                    path: path.to_string(),
+                    start: a,
+                    end: b,
+                    lines,
+                });
+            }
             let lang = g.files[file as usize].lang;
             out.push_str(&format!(
                 "### {path}:{a}-{b}\n```{}\n",

@@ -14,6 +14,7 @@ pub mod config;
 pub mod embed;
 pub mod engine;
 pub mod fit;
+pub mod history;
 pub mod index;
 pub mod lines;
 pub mod link;

@@ -216,7 +216,13 @@ fn parse_cached(
     if !fresh.is_empty() || reused != files.len() {
         let pending = UnstoredParses {
             root_key: root_key.into_owned(),
-            parses: fresh.iter().map(|(i, p)| (stamps[*i], p.clone())).collect(),
+            // A parse whose grammar the parser refused says nothing about the file: it is
+            // parsed again next time rather than served from the cache.
+            parses: fresh
+                .iter()
+                .filter(|(_, p)| !grammar_failed(p))
+                .map(|(i, p)| (stamps[*i], p.clone()))
+                .collect(),
             present: present.iter().map(|p| p.to_string()).collect(),
         };
         if defer {
@@ -229,6 +235,13 @@ fn parse_cached(
         out[i] = Some(p);
     }
     (out.into_iter().flatten().collect(), reused, unstored)
+}
+
+/// Whether `p` is empty because its grammar could not be used ([`crate::parse::GRAMMAR_FAILED`]).
+fn grammar_failed(p: &ParsedFile) -> bool {
+    p.diagnostics
+        .iter()
+        .any(|d| d.message.starts_with(crate::parse::GRAMMAR_FAILED))
 }
 
 /// One file of an earlier build of the same root.

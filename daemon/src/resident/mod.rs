@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod history;
 mod live;
 
 pub use live::LiveStatus;
@@ -50,6 +51,11 @@ pub struct Resident {
     pub embedding_slice: AtomicBool,
     /// A merge of the lexical indexes is under way (see [`merge_in_background`]).
     merging: AtomicBool,
+    /// The commit history, once read (see [`history`]); every snapshot published gets it.
+    history: Mutex<Option<Arc<fittok_engine::history::History>>>,
+    /// When the history was last read or checked against `HEAD` (0: never).
+    history_checked_ms: AtomicU64,
+    history_loading: AtomicBool,
 }
 
 impl Resident {
@@ -66,6 +72,9 @@ impl Resident {
             embedded: AtomicU64::new(0),
             merging: AtomicBool::new(false),
             embedding_slice: AtomicBool::new(false),
+            history: Mutex::new(None),
+            history_checked_ms: AtomicU64::new(0),
+            history_loading: AtomicBool::new(false),
         }
     }
 
@@ -78,7 +87,20 @@ impl Resident {
         self.indexing.load(Ordering::Relaxed)
     }
 
+    /// The commit history answers use, once read.
+    pub fn history(&self) -> Option<Arc<fittok_engine::history::History>> {
+        self.history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn publish(&self, engine: Arc<Engine>) {
+        if engine.history().is_none()
+            && let Some(h) = self.history()
+        {
+            engine.set_history(h);
+        }
         if let Ok(mut s) = self.snapshot.write() {
             *s = Some(engine);
         }
@@ -505,6 +527,7 @@ impl Residents {
             Need::Everything => self.completed(&resident, engine),
             Need::SourcesFirst => engine,
         };
+        history::refresh(&resident, &engine);
         Ok((resident, engine))
     }
 

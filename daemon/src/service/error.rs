@@ -40,7 +40,7 @@ impl ServiceError {
     pub fn failure(&self) -> Failure {
         match self {
             ServiceError::Engine(_) | ServiceError::BadRequest(_) => Failure::BadRequest,
-            ServiceError::Fit(FitError::Io { .. }) => Failure::Failed,
+            ServiceError::Fit(FitError::Io { .. } | FitError::NotWritable(_)) => Failure::Failed,
             ServiceError::Fit(FitError::Llm(_)) | ServiceError::Llm(_) => Failure::Llm,
             ServiceError::Fit(_) => Failure::BadRequest,
             ServiceError::Internal(_) => Failure::Failed,

@@ -148,7 +148,10 @@ pub fn run(req: &FitRequest, llm_key: Option<&str>) -> Result<FitReply, ServiceE
     };
     match req.action() {
         FitAction::Measure => {
-            let text = std::fs::read_to_string(path).map_err(|source| {
+            if path.is_dir() {
+                return Err(fit::FitError::IsDirectory(path.to_path_buf()).into());
+            }
+            let bytes = std::fs::read(path).map_err(|source| {
                 if source.kind() == std::io::ErrorKind::NotFound {
                     ServiceError::BadRequest(format!("{} does not exist", path.display()))
                 } else {
@@ -158,6 +161,12 @@ pub fn run(req: &FitRequest, llm_key: Option<&str>) -> Result<FitReply, ServiceE
                     })
                 }
             })?;
+            // What cannot be Markdown is the request's fault, not the disk's.
+            if bytes.contains(&0) {
+                return Err(fit::FitError::Binary(path.to_path_buf()).into());
+            }
+            let text =
+                String::from_utf8(bytes).map_err(|_| fit::FitError::NotUtf8(path.to_path_buf()))?;
             let tokens = opts.estimator.count(&text);
             reply.set_verdict(match fit::verdict(tokens, &opts) {
                 Verdict::Fits => FitVerdict::Fits,

@@ -195,6 +195,14 @@ pub enum FitError {
         "{0} exists and fittok did not write it; nothing written (move it, or fit into another folder)"
     )]
     NotOurs(PathBuf),
+    #[error("{0} is a directory, not a Markdown file; nothing written")]
+    IsDirectory(PathBuf),
+    #[error(
+        "{0} is read-only, so it is not fitted in place; nothing written (make it writable first, e.g. `chmod u+w`)"
+    )]
+    ReadOnly(PathBuf),
+    #[error("the folder {0} is not writable; nothing written")]
+    NotWritable(PathBuf),
 }
 
 /// One file of a tree.
@@ -330,6 +338,9 @@ pub fn generate_with(
     check(opts)?;
     // Fitting rewrites the file in place: only ever a Markdown document (an agent may name
     // any file).
+    if path.is_dir() {
+        return Err(FitError::IsDirectory(path.to_path_buf()));
+    }
     if !is_markdown_name(path) {
         return Err(FitError::NotMarkdown(path.to_path_buf()));
     }
@@ -374,6 +385,11 @@ pub fn generate_with(
     };
     if dry_run {
         return Ok(report);
+    }
+    // The document is replaced by its fitted root: a read-only one says its owner wants it
+    // left as it is.
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(FitError::ReadOnly(path.to_path_buf()));
     }
     write::check(&dir, &report.files, &dir.join(&stem), true)?;
     let backup = dir.join(format!("{stem}.unfit.md"));

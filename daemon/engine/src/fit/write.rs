@@ -48,12 +48,39 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FitError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.fittok-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    // Flushed before the rename, and the folder after it: a power loss leaves the old file
+    // or the new one, never a renamed file whose bytes had not reached the disk.
+    if let Err(e) = write_synced(&tmp, bytes) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(&tmp)(e));
+    }
     if let Err(e) = std::fs::rename(&tmp, path) {
         let _ = std::fs::remove_file(&tmp);
         return Err(io(path)(e));
     }
+    sync_dir(dir);
     Ok(())
+}
+
+/// Writes `bytes` to a new file at `path` and flushes them to disk.
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Flushes a folder's entries (a rename into it) to disk. Not every platform can open a
+/// folder as a file; there the rename's durability is the file system's.
+pub fn sync_dir(dir: &Path) {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
 }
 
 fn read_manifest(path: &Path) -> BTreeMap<String, String> {
@@ -72,7 +99,38 @@ pub fn write_tree(
     owned: &Path,
     root_is_users: bool,
 ) -> Result<(), FitError> {
+    ensure_writable(dir)?;
     write_tree_until(dir, files, owned, root_is_users, Injected::default())
+}
+
+/// Fails with [`FitError::NotWritable`] when files cannot be created in `dir`, before anything
+/// is written: the error then names the folder, not a hidden temporary file in it.
+pub fn ensure_writable(dir: &Path) -> Result<(), FitError> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if writable(dir) {
+        Ok(())
+    } else {
+        Err(FitError::NotWritable(dir.to_path_buf()))
+    }
+}
+
+#[cfg(unix)]
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; access reads it only.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+#[cfg(not(unix))]
+fn writable(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly())
 }
 
 /// Fails, naming the file, if writing `files` would replace a file fittok did not write.
@@ -82,6 +140,7 @@ pub fn check(
     owned: &Path,
     root_is_users: bool,
 ) -> Result<(), FitError> {
+    ensure_writable(dir)?;
     if let Some(root) = files.first() {
         recover(dir, &root.rel, owned)?;
     }
@@ -354,16 +413,21 @@ fn write_tree_until(
         return Ok(());
     }
 
-    // The new folder, complete, beside the old one.
+    // The new folder, complete and on disk, beside the old one.
     std::fs::create_dir_all(&stage).map_err(io(&stage))?;
     let mut manifest: BTreeMap<String, String> = BTreeMap::new();
+    let mut folders = std::collections::BTreeSet::new();
     for f in &files[1..] {
         let p = stage.join(&f.rel[folder.len() + 1..]);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
+            folders.insert(parent.to_path_buf());
         }
-        std::fs::write(&p, f.text.as_bytes()).map_err(io(&p))?;
+        write_synced(&p, f.text.as_bytes()).map_err(io(&p))?;
         manifest.insert(f.rel.clone(), content_hash(f.text.as_bytes()));
+    }
+    for f in &folders {
+        sync_dir(f);
     }
     if !root_is_users {
         manifest.insert(root.rel.clone(), content_hash(root.text.as_bytes()));
@@ -377,7 +441,8 @@ fn write_tree_until(
     if stop(Step::Staged) {
         return Ok(());
     }
-    std::fs::write(&root_tmp, root.text.as_bytes()).map_err(io(&root_tmp))?;
+    write_synced(&root_tmp, root.text.as_bytes()).map_err(io(&root_tmp))?;
+    sync_dir(dir);
     if stop(Step::RootStaged) {
         return Ok(());
     }
@@ -393,10 +458,12 @@ fn write_tree_until(
     } else {
         std::fs::rename(&stage, owned).map_err(io(&stage))?;
     }
+    sync_dir(dir);
     if stop(Step::Swapped) {
         return Ok(());
     }
     std::fs::rename(&root_tmp, dir.join(&root.rel)).map_err(io(&root_tmp))?;
+    sync_dir(dir);
     if stop(Step::RootReplaced) {
         return Ok(());
     }

@@ -56,11 +56,9 @@ pub fn node_id(g: &Graph, node: u32) -> String {
 
 /// Within a run of consecutive lines, a line number is shown on the run's first line and on
 /// every line whose number is a multiple of this; the others follow from them (and the block's
-/// header gives its range). A number on every line was 10 % of an answer's tokens; anchored
-/// every tenth line, the code those tokens buy raised dev hunk recall at 1500 (full issues /
-/// titles / history validation) from 34.4 / 28.7 / 43.3 % to 35.9 / 30.6 / 46.4 %, at 4000
-/// from 54.5 / 43.1 / 63.1 to 55.5 / 44.0 / 63.1 (no numbers past the first: 35.9 / 31.1 /
-/// 46.4 at 1500; every fifth: 35.9 / 30.6 / 45.5). `bench/results/dev.md`, session 22.
+/// header gives its range). A number on every line was a tenth of an answer's tokens; every
+/// tenth line keeps any line findable by counting from a nearby anchor, and the tokens saved
+/// buy code.
 pub const LINE_ANCHOR: u32 = 10;
 
 fn push_numbered(out: &mut String, shown: &mut Vec<u32>, first: u32, lines: &[String]) {
@@ -246,17 +244,40 @@ fn header_len(lines: &[String], signature: &str) -> Option<usize> {
     })
 }
 
+/// Decorator and attribute lines a definition may start with before its signature
+/// (`@staticmethod`, `#[inline]`, `@Override`).
+const DECORATOR_LINES: u32 = 6;
+
 /// The lines that make up `def`'s signature as its source writes them (see [`header_len`]),
-/// when its first few lines do.
+/// when its first few lines do; a definition that starts with decorators or attributes keeps
+/// them, then its signature: an excerpt that showed only `@staticmethod` would not say what it
+/// is an excerpt of.
 fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Vec<String>> {
     let mut first = lines_of(
         src,
         starts,
         def.start_line,
-        (def.start_line + HEADER_LINES - 1).min(def.end_line),
+        (def.start_line + HEADER_LINES + DECORATOR_LINES - 1).min(def.end_line),
     );
-    first.truncate(header_len(&first, &def.signature)?);
+    // The signature starts on the first line, or right after the decorators (a Java
+    // `@Override public T read(…)` holds both on one line).
+    let decorators = first
+        .iter()
+        .take(DECORATOR_LINES as usize)
+        .take_while(|l| is_decorator_line(l))
+        .count();
+    let end = [0, decorators]
+        .into_iter()
+        .find_map(|k| Some(k + header_len(&first[k..], &def.signature)?))?;
+    first.truncate(end);
     Some(first)
+}
+
+/// Whether `line` is a decorator or an attribute: `@name…` (Python, Java, Kotlin, TypeScript),
+/// `#[…]` (Rust) or `[…]` alone on its line (C#).
+fn is_decorator_line(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('@') || t.starts_with("#[") || (t.starts_with('[') && t.ends_with(']'))
 }
 
 /// A definition's signature as its source writes it: its first line, trimmed, when that line
@@ -416,6 +437,33 @@ mod tests {
                 "    x17 = 17"
             ],
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_decorated_definition_keeps_its_def_line_and_indentation() {
+        let body: String = (0..30).map(|i| format!("        x{i} = {i}\n")).collect();
+        let src = format!(
+            "class Encoder:\n    @staticmethod\n    def encode_files(files, data):\n{body}        return files\n"
+        );
+        let (g, sources, starts) = fixture("pkg/enc.py", &src);
+        let f = named(&g, "encode_files");
+        let text = render(&g, &sources, f, Mode::Window(20, 24), &starts).text;
+        let code: Vec<&str> = text.lines().take(3).collect();
+        assert_eq!(
+            code,
+            [
+                "2\t    @staticmethod",
+                "    def encode_files(files, data):",
+                "⋮"
+            ],
+            "{text}"
+        );
+        // The class's outline shows the member as written, indented, not a rebuilt line.
+        let outline = render(&g, &sources, named(&g, "Encoder"), Mode::Skeleton, &starts).text;
+        assert!(
+            outline.contains("    def encode_files(files, data):"),
+            "{outline}"
         );
     }
 

@@ -51,9 +51,8 @@ pub fn fit_answer<A>(
 ) -> A {
     // No cap: the relevance cliff decides how much code the answer holds, and that much is
     // then packed as a budget's code would be (by expected relevance per token, long nodes as
-    // excerpts). Blocks taken whole in rank order until the cliff showed fewer hunks in as
-    // many tokens: dev 55.0 → 57.4 %, titles 46.9 → 48.3, history validation 61.4 → 63.5
-    // (bench/results/dev.md, session 26). The code's tokens, not the whole text's, set the
+    // excerpts): blocks taken whole in rank order until the cliff spend the same tokens on
+    // fewer relevant lines. The code's tokens, not the whole text's, set the
     // length: the blocks then follow from the ranking alone, whatever the provenance line says.
     if budget == 0 {
         let natural = packer.select(ranked, 0);

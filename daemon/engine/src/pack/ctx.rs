@@ -220,11 +220,8 @@ impl Ctx<'_> {
 }
 
 /// How much more of the question's words two half-length windows must hold than the one
-/// window for the pair to be shown instead (see [`best_pair`]). Measured on the three question
-/// sets (`scripts/eval/sets.sh`, semantic off), hunk recall at 1500 / 4000, against one window
-/// always (dev full 41.1 / 60.8, titles 33.5 / 50.2, history validation 45.1 / 66.5): 0.2 gives
-/// 41.1 / 61.2, 33.0 / 50.7, 46.4 / 66.5; 0 gives 41.6 / 61.2, 33.0 / 50.2, 45.5 / 67.0; 0.5
-/// gives 41.1 / 60.8, 33.5 / 50.7, 45.5 / 66.5 (`bench/results/dev.md`, session 34).
+/// window for the pair to be shown instead (see [`best_pair`]): a pair costs a `⋮` and a
+/// second context line, so it must buy clearly more of the question's words than one window.
 const SECOND_WINDOW_GAIN: f32 = 0.2;
 /// The fewest lines each window of a pair shows: less says too little of either place.
 const MIN_PAIR_WINDOW: usize = 4;

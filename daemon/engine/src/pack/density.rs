@@ -8,11 +8,9 @@
 //! The best-ranked node keeps its place (`keep`): it is what the question is most likely about,
 //! whatever its size, and it is the one cut to fit when big.
 //!
-//! Fusion's scores are reciprocal ranks, not probabilities, and are not reordered: by
-//! fused score per token, dev hunk recall at 4000 fell from 55.0 to 52.2; by the learned
-//! order's rank-shaped score per token, titles at 4000 fell to 40.7 (from 43.1 by probability).
-//! With vectors the model's probability misses what they found and is not used either (see
-//! `rank::join_semantic`). Measurements: `bench/results/dev.md`, session 22.
+//! Fusion's scores are reciprocal ranks, not probabilities, and are not reordered: a rank per
+//! token says nothing about expected relevance. With vectors the model's probability misses
+//! what they found and is not used either (see `rank::join_semantic`).
 
 use crate::link::Graph;
 use crate::rank::Ranked;

@@ -53,15 +53,12 @@ const UNCAPPED_HEADERS: usize = 2;
 const UNCAPPED_HEADER_CAP: usize = 400;
 
 /// A budget below this shows no file header: its one header (imports, ≤ 100 tokens at 1500) is
-/// worth less than the code it displaces. Dev hunk recall at 1500, full issues / titles /
-/// history validation: 31.6 / 26.3 / 42.1 % with one header → 32.1 / 26.8 / 43.8 % without.
+/// worth less than the code it displaces.
 const NO_HEADERS_UNDER: usize = 2000;
 /// Past the headers a budget buys, the next file's header is shown too when the whole of it
 /// costs at most budget/`CHEAP_HEADER_DIVISOR` tokens (100 at 4000): a short import list is
-/// where a fix adds the name it uses, for the price of a few lines. Dev full issues at 4000:
-/// 58.9 (78.2) → 59.3 (79.2) % hunk (file) recall, 8000 65.1 → 65.6; titles and history
-/// unchanged. A ceiling of budget/30 lost a title hunk; two such files lost three history
-/// hunks (`bench/results/dev.md`, session 32).
+/// where a fix adds the name it uses, for the price of a few lines; a higher ceiling lets
+/// longer headers displace code.
 const CHEAP_HEADER_DIVISOR: usize = 40;
 /// The smallest per-node cap after the first blocks, in tokens.
 const REST_CAP_FLOOR: usize = 400;

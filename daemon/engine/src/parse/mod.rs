@@ -39,17 +39,10 @@ const MAX_DEPTH: usize = 400;
 /// Diagnostics kept per file.
 const MAX_DIAGNOSTICS: usize = 20;
 
+/// The grammar of `lang`; `None` for Markdown, which has none. Every grammar is linked into
+/// the binary: nothing is loaded at run time, so a grammar is never missing.
 pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
-    ts_language_or_error(lang).ok().flatten()
-}
-
-/// The grammar of `lang` (`None` for Markdown, which has none), or why it could not be loaded:
-/// the eight larger grammars are loaded on first use ([`fittok_grammars`]).
-fn ts_language_or_error(
-    lang: Lang,
-) -> Result<Option<tree_sitter::Language>, fittok_grammars::GrammarError> {
-    use fittok_grammars::{Grammar, language};
-    Ok(Some(match lang {
+    Some(match lang {
         Lang::Python => tree_sitter_python::LANGUAGE.into(),
         Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
         Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
@@ -57,26 +50,27 @@ fn ts_language_or_error(
         Lang::Java => tree_sitter_java::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Lang::CSharp => language(Grammar::CSharp)?,
-        Lang::Ruby => language(Grammar::Ruby)?,
-        Lang::C => language(Grammar::C)?,
-        Lang::Cpp => language(Grammar::Cpp)?,
-        Lang::Kotlin => language(Grammar::Kotlin)?,
-        Lang::Scala => language(Grammar::Scala)?,
-        Lang::Php => language(Grammar::Php)?,
-        Lang::Swift => language(Grammar::Swift)?,
-        Lang::Markdown => return Ok(None),
-    }))
+        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        Lang::C => tree_sitter_c::LANGUAGE.into(),
+        Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+        Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
+        Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        Lang::Swift => tree_sitter_swift::LANGUAGE.into(),
+        Lang::Markdown => return None,
+    })
 }
 
-/// Whether parsing adds region nodes (code outside definitions, see [`regions`]). On since
-/// session 8: fusion still keeps them out of its ranking (fused, they cost it recall — they
-/// shift BM25's length norm and IDF and take places in each signal's list), and the learned
-/// ranker, which `Ranker::Auto` asks for short questions, ranks them with the rest. Measured
-/// (hunk recall at 1500 / 4000 / 8000 tokens, `Ranker::Auto`, semantic off): 70 commits of five
-/// held-out history repositories 37.8 / 51.5 / 71.7 → 38.2 / 54.9 / 75.1; dev issue texts
-/// 29.2 / 50.2 / 60.8 → 29.2 / 50.7 / 61.7; dev titles 21.1 / 41.1 / 49.3 → 22.0 / 40.7 / 49.3.
-/// In-process query p50 on ripgrep 10.3 → 10.2 ms (3,462 nodes instead of 2,950).
+/// The start of the diagnostic of a file whose grammar the parser refused (an ABI this
+/// tree-sitter does not support): such a parse is empty through no fault of the file, and is
+/// never written to the parse cache ([`crate::model::ParsedFile::grammar_failed`]).
+pub const GRAMMAR_FAILED: &str = "grammar not usable";
+
+/// Whether parsing adds region nodes (code outside definitions, see [`regions`]): a fix often
+/// lands in imports, top-level code or a type's fields, which no definition holds. Fusion keeps
+/// them out of its ranking (they shift BM25's length norm and IDF and take places in each
+/// signal's list); the learned ranker ranks them with the rest.
 pub const REGION_NODES: bool = true;
 
 /// Whether a `.h` header is C++: it opens a namespace or a class, declares a template or an
@@ -146,22 +140,14 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         markdown::extract(&mut file, bytes);
         return file;
     }
-    let language = match ts_language_or_error(lang) {
-        Ok(Some(language)) => language,
-        Ok(None) => return file,
-        Err(e) => {
-            file.diagnostics.push(Diagnostic {
-                line: 0,
-                message: e.to_string(),
-            });
-            return file;
-        }
+    let Some(language) = ts_language(lang) else {
+        return file;
     };
     let mut parser = Parser::new();
-    if parser.set_language(&language).is_err() {
+    if let Err(e) = parser.set_language(&language) {
         file.diagnostics.push(Diagnostic {
             line: 0,
-            message: "grammar version not supported".into(),
+            message: format!("{GRAMMAR_FAILED}: {e}"),
         });
         return file;
     }

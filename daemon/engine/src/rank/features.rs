@@ -56,6 +56,9 @@ pub const NAMES: &[&str] = &[
     "title_content_rr",
     "name_title_overlap",
     "path_title_overlap",
+    "history_file_rel",
+    "history_file_rr",
+    "q_has_history",
 ];
 pub const N: usize = NAMES.len();
 
@@ -81,6 +84,9 @@ pub struct Inputs<'a> {
     pub terms: &'a [(String, f32)],
     /// Content BM25 of the question's title alone (see [`title_of`]), per node.
     pub title_content: &'a [f32],
+    /// The history's score of each file of the graph, when past commits resemble the
+    /// question ([`super::Evidence::history`]).
+    pub history: Option<&'a [f32]>,
 }
 
 /// A question's title: its first non-empty line. An issue's title is its one deliberate
@@ -208,6 +214,23 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
         let next = file_rank.len() as f32 + 1.0;
         file_rank.entry(f).or_insert(next);
     }
+    // The history's files: each one's score relative to the best, and its rank (1 = best).
+    let history = inp.history.unwrap_or(&[]);
+    let hmax = max_of(history).max(1e-6);
+    let mut by_history: Vec<u32> = (0..history.len() as u32)
+        .filter(|&f| history[f as usize] > 0.0)
+        .collect();
+    by_history.sort_by(|&a, &b| {
+        history[b as usize]
+            .total_cmp(&history[a as usize])
+            .then(a.cmp(&b))
+    });
+    let history_rank: HashMap<u32, u32> = by_history
+        .iter()
+        .enumerate()
+        .map(|(r, &f)| (f, r as u32 + 1))
+        .collect();
+    let has_history = f32::from(!by_history.is_empty());
     candidates
         .iter()
         .map(|&c| {
@@ -276,6 +299,9 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
                 recip(title_rank.get(&c).copied()),
                 share(&name_words, &in_title),
                 count(&path_words, &in_title),
+                history.get(file as usize).map_or(0.0, |h| h / hmax),
+                recip(history_rank.get(&file).copied()),
+                has_history,
             ]
         })
         .collect()

@@ -1,5 +1,6 @@
 //! The learned ranker: gradient-boosted regression trees (LambdaRank, trained offline by
-//! `scripts/train/train.py` on fixes mined from other repositories' history) that score each
+//! `scripts/train/train.py` on fixes mined from other repositories' history and on public bug
+//! reports with their fixes) that score each
 //! candidate from its [`super::features`], calibrated into a probability of relevance.
 //!
 //! The model is a small JSON file compiled into the binary (`daemon/engine/assets/ranker.json`).

@@ -19,10 +19,8 @@ const REFERRER: f32 = 0.5;
 /// A name matching more definitions than this is too common for its users to be evidence.
 const SPECIFIC_NAME: usize = 3;
 /// A mentioned identifier written in more nodes than this is too common for them to be its
-/// users (see [`Mentions::scores`]). Dev hunk recall at 1500 / 4000 (full issues; titles and
-/// history validation within a hunk either way) with at most 8, 12, 20, 30 and 100 nodes:
-/// 37.3 / 56.9 (as without), 39.2 / 58.9, 38.8 / 58.4, 38.8 / 58.4, 37.8 / 57.4
-/// (`bench/results/dev.md`, session 28).
+/// users (see [`Mentions::scores`]): past a few dozen writers an identifier is plumbing, and
+/// its users crowd out the definitions that hold the behaviour asked about.
 const SPECIFIC_USES: u32 = 20;
 
 /// Identifiers and paths the question mentions, lower-cased.

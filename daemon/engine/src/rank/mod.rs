@@ -8,6 +8,7 @@
 //! are demoted unless the question asks for them.
 
 pub mod features;
+mod history;
 pub mod learned;
 pub mod locations;
 pub mod mentions;
@@ -40,10 +41,7 @@ pub fn is_long_question(terms: &[(String, f32)]) -> bool {
 /// How much more the mention signal weighs in a long question. An issue's many words make its
 /// content ranking broad (every paragraph, log line and version string votes), while what it
 /// names — identifiers, paths, a traceback's lines — stays as specific as in a short question.
-/// Dev benchmark, full issues, hunk recall at 1500 / 4000 / 8000 (file recall at 4000): 40.7 /
-/// 59.8 (79.2) / 66.0 at 1; 41.1 / 60.8 (81.2) / 65.1 at 1.5; 40.2 / 58.9 (78.2) / 65.6 at 0.7
-/// (`bench/results/dev.md`, session 33). History validation unchanged; short questions (titles)
-/// are ranked by the learned model and do not use it.
+/// Short questions are ranked by the learned model and do not use it.
 const LONG_QUESTION_MENTION_BOOST: f32 = 1.5;
 /// How deep each signal's ranking goes into the candidate pool.
 const SIGNAL_DEPTH: usize = 150;
@@ -60,6 +58,7 @@ pub struct SignalRanks {
     pub graph: Option<u32>,
     pub mention: Option<u32>,
     pub reach: Option<u32>,
+    pub history: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -83,6 +82,11 @@ pub struct Weights {
     pub graph: f32,
     pub mention: f32,
     pub reach: f32,
+    /// The repository's history ([`history`]): definitions of the files past commits like the
+    /// question changed. Off (0) by default: as a list of its own in the fusion it displaced
+    /// lexical hits of long questions; the learned ranker reads the history as features of a
+    /// candidate's file instead, where it helps.
+    pub history: f32,
 }
 
 impl Default for Weights {
@@ -94,6 +98,7 @@ impl Default for Weights {
             graph: 0.3,
             mention: 1.0,
             reach: 1.0,
+            history: 0.0,
         }
     }
 }
@@ -217,12 +222,10 @@ fn order(scores: &[f32], depth: usize) -> Vec<u32> {
 
 /// Which model orders the candidates.
 ///
-/// The learned model was trained on commit messages: nearly all of them short (median 63
-/// characters, 90 % under about 40 query terms). Issue texts are another distribution
-/// (median 1,169 characters, tracebacks, code). On the dev benchmark the learned order wins
-/// where its training resembles the question and loses where it does not: title-only
-/// questions at 4000 tokens 37.3 % (fusion) → 40.2 % (learned), full issue texts 50.7 % →
-/// 48.3 %. `Auto` therefore asks the model for short questions and fusion for long ones.
+/// The learned model is trained on short commit messages and on whole bug reports, so it has
+/// seen both shapes; `Auto` still gives long questions (issue texts) to fusion, whose weights
+/// were set on such texts and which held more of their fixes at the budgets agents ask for
+/// (`bench/results/dev.md` keeps the comparison, and `--ranker learned` repeats it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Ranker {
     /// The learned ranker for questions of at most [`LONG_QUESTION_TERMS`] query terms (with
@@ -240,6 +243,16 @@ pub enum Ranker {
     Fusion,
 }
 
+/// What a question is ranked with beside the repository's graph and lexical indexes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence<'a> {
+    /// Cosine similarity per node, for the nodes that have vectors (NaN = no vector yet).
+    pub semantic: Option<&'a [f32]>,
+    /// Per file of the graph, the score past commits resembling the question give it
+    /// ([`crate::history::History::file_scores`]); zero for files no such commit changed.
+    pub history: Option<&'a [f32]>,
+}
+
 /// Every signal's view of one question, before the candidates are ordered.
 struct Signals {
     content: Vec<f32>,
@@ -249,6 +262,10 @@ struct Signals {
     graph: Vec<f32>,
     /// Semantic order, when the question uses it.
     semantic: Option<Vec<u32>>,
+    /// What the history signal added to each node's fused score (after demotions).
+    history_share: std::collections::HashMap<u32, f32>,
+    /// The history's score per file, when the repository has history.
+    history_files: Option<Vec<f32>>,
     /// The fused candidate pool: reciprocal rank fusion with demotions.
     fused: std::collections::HashMap<u32, Ranked>,
     intent: Intent,
@@ -261,9 +278,10 @@ fn signals(
     ix: &Index,
     question: &str,
     terms: &[(String, f32)],
-    semantic: Option<&[f32]>,
+    evidence: Evidence<'_>,
     tuning: &Tuning,
 ) -> Signals {
+    let semantic = evidence.semantic;
     let n = g.nodes.len();
     // One snapshot of the content index for both of its uses (a merge may swap it between).
     let content_index = ix.content.get();
@@ -356,31 +374,32 @@ fn signals(
     add(&mention, SIGNAL_DEPTH, mention_weight, |s, r| {
         s.mention = Some(r)
     });
-    // The code the named definitions call or contain that shares the question's words. Dev
-    // benchmark, hunk recall at 1500 / 4000 (full issues; titles; history validation): 39.7 /
-    // 58.9, 30.6 / 46.4, 45.5 / 65.7 without it; 40.7 / 58.9, 32.1 / 49.3, 45.1 / 64.8 with it
-    // (bench/results/dev.md, session 30).
+    // The code the named definitions call or contain that shares the question's words: a
+    // question names the entry point, and the fix is often one call below it.
     let seeds = &mention[..mention.len().min(reach::SEEDS)];
     let reached = reach::reach(g, seeds, &content_scores, reach::DEPTH);
     add(&reached, reach::DEPTH, w.reach, |s, r| s.reach = Some(r));
+    let history = match evidence.history {
+        Some(files) if w.history > 0.0 => history::order(g, files, &content_scores),
+        _ => Vec::new(),
+    };
+    add(&history, history::DEPTH, w.history, |s, r| {
+        s.history = Some(r)
+    });
 
+    let mut history_share: std::collections::HashMap<u32, f32> = history
+        .iter()
+        .take(history::DEPTH)
+        .enumerate()
+        .map(|(r, &node)| (node, w.history / (RRF_K + r as f32 + 1.0)))
+        .collect();
     for r in fused.values_mut() {
-        let def = g.def(r.node);
-        let named = named_by_short_question(terms, mention_scores[r.node as usize]);
-        if def.is_test && !intent.tests && !named {
-            r.score *= 0.3;
-        }
-        // Examples and benchmarks call the implementation, as tests do: they match a
-        // question's words without holding what it asks about.
-        if !def.is_test
-            && !intent.usage
-            && !named
-            && crate::model::is_usage_path(&g.file_of(r.node).path)
+        let before = r.score;
+        demote(g, r, intent, terms, mention_scores[r.node as usize]);
+        if r.score != before
+            && let Some(share) = history_share.get_mut(&r.node)
         {
-            r.score *= 0.3;
-        }
-        if (def.kind == DefKind::Section || def.is_prose) && !intent.docs {
-            r.score *= 0.3;
+            *share *= r.score / before;
         }
     }
     Signals {
@@ -390,8 +409,31 @@ fn signals(
         mention: mention_scores,
         graph,
         semantic,
+        history_share,
+        history_files: evidence.history.map(<[f32]>::to_vec),
         fused,
         intent,
+    }
+}
+
+/// Tests, examples and docs rank below code unless the question asks for them.
+fn demote(g: &Graph, r: &mut Ranked, intent: Intent, terms: &[(String, f32)], mention: f32) {
+    let def = g.def(r.node);
+    let named = named_by_short_question(terms, mention);
+    if def.is_test && !intent.tests && !named {
+        r.score *= 0.3;
+    }
+    // Examples and benchmarks call the implementation, as tests do: they match a
+    // question's words without holding what it asks about.
+    if !def.is_test
+        && !intent.usage
+        && !named
+        && crate::model::is_usage_path(&g.file_of(r.node).path)
+    {
+        r.score *= 0.3;
+    }
+    if (def.kind == DefKind::Section || def.is_prose) && !intent.docs {
+        r.score *= 0.3;
     }
 }
 
@@ -411,14 +453,16 @@ fn pool_features(
     let mut candidates: Vec<u32> = s.fused.keys().copied().collect();
     candidates.sort_unstable();
     let ranks = s.fused.iter().map(|(&k, v)| (k, v.ranks)).collect();
-    // The fusion feature leaves the semantic signal out: the model is trained without vectors,
-    // and semantics join afterwards (see `rank`).
+    // The fusion feature leaves the semantic and history signals out: the model is trained
+    // without vectors or history, and both reach its order through the fusion order it is
+    // blended with (see `rank`).
     let rrf = s
         .fused
         .iter()
         .map(|(&k, v)| {
             let sem = v.ranks.semantic.map_or(0.0, |r| 1.0 / (RRF_K + r as f32));
-            (k, v.score - sem)
+            let hist = s.history_share.get(&k).copied().unwrap_or(0.0);
+            (k, v.score - sem - hist)
         })
         .collect();
     // A one-line question is its own title, and its terms are the title's: no second pass.
@@ -445,6 +489,7 @@ fn pool_features(
         question,
         terms,
         title_content: &title_content,
+        history: s.history_files.as_deref(),
     };
     let xs = features::compute(&inputs, &candidates);
     candidates.into_iter().zip(xs).collect()
@@ -471,20 +516,19 @@ pub fn rank(
     ix: &Index,
     question: &str,
     terms: &[(String, f32)],
-    semantic: Option<&[f32]>,
+    evidence: Evidence<'_>,
     ranker: Ranker,
     tuning: &Tuning,
 ) -> Vec<Ranked> {
     if g.nodes.is_empty() {
         return Vec::new();
     }
-    let s = signals(g, ix, question, terms, semantic, tuning);
+    let s = signals(g, ix, question, terms, evidence, tuning);
     let model = match ranker {
         Ranker::Learned => learned::model(),
         // Short questions, where the model was trained. With vectors the model still orders the
-        // lexical candidates and semantics join its order afterwards: fusion with the semantic
-        // signal instead gave dev hunk recall at 4000 of 50.2 (full issues) and 45.0 (titles)
-        // against 56.0 and 46.9 (`bench/results/dev.md`, session 20).
+        // lexical candidates and semantics join its order afterwards: the model never saw
+        // vectors, and fused with them instead it lost its own order's precision.
         // A question with no lexical evidence at all (a paraphrase) leaves the model only the
         // candidates' shapes to go on; semantics alone can rank there, and fusion lets them.
         Ranker::Auto if !is_long_question(terms) && s.lexical_evidence => learned::model(),
@@ -550,9 +594,6 @@ pub fn rank(
     }
     // Semantics join in the learned order's own shape (k = 10), so selection reads the same
     // score ratios as without vectors: its near-tie band and cliff are ratios of the best score.
-    // Re-fused with k = 60 instead (the shape before session 20), at the same share: history
-    // validation 36.5 / 63.5 against 39.5 / 61.4 at 1500 / 4000, titles 45.9 against 46.9 at
-    // 4000 (`bench/results/dev.md`, session 20).
     let fused: Vec<Ranked> = scored
         .into_iter()
         .map(|mut x| {
@@ -568,9 +609,7 @@ pub fn rank(
 ///
 /// The model's probability leaves out what the vectors found, so it is no longer the
 /// candidate's probability and is dropped: packing keeps this order rather than weighing a
-/// partial probability against size. Carried over (boosted by the score's ratio, or by the
-/// same share of the best probability), dev titles with cached vectors lost 2.4 / 1.9 or 1.9 /
-/// +0.5 points at 1500 / 4000 (`bench/results/dev.md`, session 22).
+/// partial probability against size.
 fn join_semantic(x: &mut Ranked) {
     let sem = x
         .ranks
@@ -587,11 +626,17 @@ pub fn candidate_features(
     ix: &Index,
     question: &str,
     terms: &[(String, f32)],
+    history: Option<&[f32]>,
+    tuning: &Tuning,
 ) -> Vec<(u32, [f32; features::N])> {
     if g.nodes.is_empty() {
         return Vec::new();
     }
-    let s = signals(g, ix, question, terms, None, &Tuning::default());
+    let evidence = Evidence {
+        semantic: None,
+        history,
+    };
+    let s = signals(g, ix, question, terms, evidence, tuning);
     pool_features(g, ix, &s, question, terms)
 }
 

@@ -1,8 +1,8 @@
 use std::sync::Arc;
 
 use super::{
-    FUSION_SHARE, Intent, LEARNED_RANK_K, LONG_QUESTION_MENTION_BOOST, RRF_K, Ranked, Ranker,
-    SEMANTIC_SHARE, SignalRanks, Tuning, Weights, is_long_question, join_semantic, rank,
+    Evidence, FUSION_SHARE, Intent, LEARNED_RANK_K, LONG_QUESTION_MENTION_BOOST, RRF_K, Ranked,
+    Ranker, SEMANTIC_SHARE, SignalRanks, Tuning, Weights, is_long_question, join_semantic, rank,
     walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
@@ -38,9 +38,42 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     // Vectors that find only the backoff, which shares no word with the question.
     let mut sims = vec![0.0f32; g.nodes.len()];
     sims[wait as usize] = 0.9;
-    let auto = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Auto, &tuning);
-    let learned = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Learned, &tuning);
-    let fusion = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Fusion, &tuning);
+    let auto = rank(
+        &g,
+        &ix,
+        q,
+        &terms,
+        Evidence {
+            semantic: Some(&sims),
+            history: None,
+        },
+        Ranker::Auto,
+        &tuning,
+    );
+    let learned = rank(
+        &g,
+        &ix,
+        q,
+        &terms,
+        Evidence {
+            semantic: Some(&sims),
+            history: None,
+        },
+        Ranker::Learned,
+        &tuning,
+    );
+    let fusion = rank(
+        &g,
+        &ix,
+        q,
+        &terms,
+        Evidence {
+            semantic: Some(&sims),
+            history: None,
+        },
+        Ranker::Fusion,
+        &tuning,
+    );
     assert_eq!(
         auto, learned,
         "a short question goes to the model, vectors or not"
@@ -70,8 +103,30 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     // order decides, through fusion.
     let q = "pause before trying once more";
     let terms = query_terms(q);
-    let auto = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Auto, &tuning);
-    let fusion = rank(&g, &ix, q, &terms, Some(&sims), Ranker::Fusion, &tuning);
+    let auto = rank(
+        &g,
+        &ix,
+        q,
+        &terms,
+        Evidence {
+            semantic: Some(&sims),
+            history: None,
+        },
+        Ranker::Auto,
+        &tuning,
+    );
+    let fusion = rank(
+        &g,
+        &ix,
+        q,
+        &terms,
+        Evidence {
+            semantic: Some(&sims),
+            history: None,
+        },
+        Ranker::Fusion,
+        &tuning,
+    );
     assert_eq!(auto, fusion);
     assert_eq!(auto.first().map(|r| r.node), Some(wait));
 }
@@ -146,10 +201,18 @@ fn code_a_named_function_calls_that_shares_the_questions_words_joins_the_ranking
     let terms = query_terms(q);
     let decode = node_named(&g, "decode_entries");
     let ranks_of = |tuning: &Tuning| {
-        rank(&g, &ix, q, &terms, None, Ranker::Fusion, tuning)
-            .into_iter()
-            .find(|r| r.node == decode)
-            .expect("decode_entries matches the question's words")
+        rank(
+            &g,
+            &ix,
+            q,
+            &terms,
+            Evidence::default(),
+            Ranker::Fusion,
+            tuning,
+        )
+        .into_iter()
+        .find(|r| r.node == decode)
+        .expect("decode_entries matches the question's words")
     };
     let with = ranks_of(&Tuning::default());
     // Two calls away from the named function, and its content matches: first in the reach.
@@ -176,7 +239,15 @@ fn a_long_questions_names_weigh_more_in_fusion_than_a_short_ones() {
     // The fused score of `retry_request`, its mention term weighted `mention`.
     let fused = |q: &str, mention: f32| {
         let terms = query_terms(q);
-        let ranked = rank(&g, &ix, q, &terms, None, Ranker::Fusion, &Tuning::default());
+        let ranked = rank(
+            &g,
+            &ix,
+            q,
+            &terms,
+            Evidence::default(),
+            Ranker::Fusion,
+            &Tuning::default(),
+        );
         let r = ranked
             .iter()
             .find(|r| r.node == retry)

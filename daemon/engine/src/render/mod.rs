@@ -87,6 +87,9 @@ pub struct Provenance {
     /// Relevant nodes left out because this reader was shown them earlier (session dedupe).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub already_shown: Vec<String>,
+    /// Source files indexed: none means the folder holds no code fittok reads, which the
+    /// answer says rather than "nothing matches".
+    pub files: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -292,6 +295,11 @@ fn compose(
     if !code.is_empty() {
         s.push_str("\n## Code\n");
         s.push_str(code);
+    } else if p.files == 0 {
+        s.push_str(
+            "\nThis folder holds no source file fittok reads: nothing to answer from. Ask in a \
+             repository, or name one (`fittok query PATH QUESTION`).\n",
+        );
     } else {
         s.push_str("\nNo code in this repository matches the question.\n");
     }
@@ -333,14 +341,9 @@ pub fn answer(input: RenderInput) -> Answer {
     } = input;
     let mut blocks = selection.blocks;
     // The frame grows with the budget: one map file, reference and pointer per 1000 tokens (at
-    // most 8). One per 500 gave a 4000-token answer ~300 tokens less code; dev hunk recall at
-    // 4000, full issues / titles / history validation: 51.7 / 41.6 / 55.8 % → 52.6 / 43.1 /
-    // 56.7 % with one per 1000. At 1500 tokens a frame of 3 each took 312 tokens, a fifth of
-    // the answer; 2 each: 29.2 / 21.5 / 38.2 % → 30.1 / 23.4 / 39.5 % (1 each, the map too:
-    // 29.7 / 23.0 / 40.8, and the map named one file). With one heading per file the code
-    // packs tighter, and at 1500 one signature and one pointer instead of two (~40 tokens)
-    // went to code: 41.6 / 32.1 / 47.6 → 42.1 / 32.1 / 48.9 % (one of either alone: 42.1 /
-    // 31.6 / 47.6, 41.6 / 31.6 / 47.6; `bench/results/dev.md`, session 35).
+    // most 8), never fewer than the floors. Every token of frame is a token less of code, and
+    // code is what holds a fix: a denser frame measured worse at every budget, a sparser one
+    // lost the map's pointers to the files the code did not reach (`bench/results/dev.md`).
     let frame = |max: usize, min: usize| {
         if budget == 0 {
             max

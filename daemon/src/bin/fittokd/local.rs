@@ -107,6 +107,12 @@ pub fn query(args: QueryArgs, config: &DaemonConfig) -> Result<(), ServiceError>
     let mut q = service::query::engine_query(&req, config.max_budget)?;
     q.ranker = args.ranker.ranker();
     let mut engine = open(&root, &config.engine)?;
+    // One answer, then the process ends: the history is read on the answer's path.
+    match engine.read_history() {
+        Ok(Some(history)) => engine.set_history(Arc::new(history)),
+        Ok(None) => {}
+        Err(e) => tracing::debug!(error = %e, "answering without the repository's history"),
+    }
     if args.dump_features {
         let rows = engine.candidate_features(&q.question);
         let out = serde_json::json!({
@@ -198,11 +204,27 @@ pub fn expand(args: ExpandArgs, config: &DaemonConfig) -> Result<(), ServiceErro
     Ok(())
 }
 
+/// Exit status of `scrub` when a file could not be read and no secret was found.
+const SCRUB_UNREADABLE: i32 = 5;
+
 pub fn scrub(files: &[PathBuf]) -> anyhow::Result<()> {
     let mut any = false;
+    let mut unreadable = false;
     for path in files {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        // A file named but gone (a pre-commit hook lists a deletion) holds no secret; one that
+        // cannot be read is said, and is not a finding either.
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!("fittokd: {} does not exist; skipped", path.display());
+                continue;
+            }
+            Err(e) => {
+                eprintln!("fittokd: cannot read {}: {e}; skipped", path.display());
+                unreadable = true;
+                continue;
+            }
+        };
         let text = String::from_utf8_lossy(&bytes);
         let dialect = fittok_engine::scrub::Dialect::of_path(&path.to_string_lossy());
         for f in fittok_engine::scrub::find(&text, dialect) {
@@ -218,6 +240,9 @@ pub fn scrub(files: &[PathBuf]) -> anyhow::Result<()> {
     }
     if any {
         std::process::exit(1);
+    }
+    if unreadable {
+        std::process::exit(SCRUB_UNREADABLE);
     }
     Ok(())
 }

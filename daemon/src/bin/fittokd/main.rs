@@ -167,9 +167,12 @@ fn run() -> Result<(), Failed> {
     if let Command::Serve(args) = cli.command {
         return Ok(serve::serve(args, config)?);
     }
+    // Colour only for a person at a terminal: a client reading this process's stderr (the CLI
+    // with `--no-daemon`, a script, a log) gets plain lines.
     tracing_subscriber::fmt()
         .with_env_filter(log_filter("warn"))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match cli.command {
         Command::Serve(_) => unreachable!("handled above"),
