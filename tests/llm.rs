@@ -290,6 +290,13 @@ fn errors_give_one_clear_line_and_a_non_zero_exit() {
         let err = stderr(&out);
         assert!(err.contains(expected), "expected {expected:?} in {err:?}");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        // The code slice the model was to answer from is printed all the same.
+        assert!(
+            stdout(&out).contains("## Code"),
+            "{expected}: {}",
+            stdout(&out)
+        );
+        assert!(err.contains("--code skips the model"), "{err}");
     }
     // Nothing listening.
     let port = TcpListener::bind("127.0.0.1:0")
@@ -300,6 +307,7 @@ fn errors_give_one_clear_line_and_a_non_zero_exit() {
     let out = query_anthropic(&env, &repo, "k", &format!("http://127.0.0.1:{port}"));
     assert_eq!(out.status.code(), Some(4));
     assert!(stderr(&out).contains("cannot reach"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("## Code"), "{}", stdout(&out));
 }
 
 #[test]

@@ -79,7 +79,16 @@ async fn llm_answer(
     let mut out = std::io::stdout();
     tokio::select! {
         r = provider.answer(question, code, &mut out) => {
-            r.map_err(|e| Failure::new(fittok_proto::failure::EXIT_LLM, e.to_string()))
+            // The code slice is the answer's substance: a model that cannot be reached (no
+            // network, a bad key, an outage) must not take it away.
+            r.map_err(|e| {
+                let _ = out.write_all(b"\n");
+                crate::print_out(code);
+                Failure::new(
+                    fittok_proto::failure::EXIT_LLM,
+                    format!("the model failed, so the code it would have answered from is above ({e}); --code skips the model"),
+                )
+            })
         }
         _ = tokio::signal::ctrl_c() => {
             let _ = out.write_all(b"\n");

@@ -29,7 +29,11 @@ pub async fn run(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
+/// How long ago `ms` (Unix milliseconds) was; "never" for the zero of a time not yet set.
 fn ago(ms: u64) -> String {
+    if ms == 0 {
+        return "never".into();
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -119,4 +123,17 @@ pub fn text(s: &StatusReply) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_time_never_set_is_never_and_a_real_one_is_ago() {
+        assert_eq!(super::ago(0), "never");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        assert_eq!(super::ago(now - 90_000), "1m 30s ago");
+    }
 }

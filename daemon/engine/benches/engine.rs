@@ -177,6 +177,7 @@ fn main() {
         p(1.0)
     );
     rankers_side_by_side(&engine, &questions);
+    history_side_by_side(&engine, &questions);
     mentions_side_by_side(&engine);
     mention_users_side_by_side(&engine);
     println!("peak memory: {:.0} MB", peak_rss_mb());
@@ -257,6 +258,59 @@ fn mention_users_side_by_side(engine: &Engine) {
         "mention signal, 16 identifiers named: without their writers p50 {:.3} ms, with them p50 {:.3} ms",
         p50(&mut a).unwrap_or(f64::NAN),
         p50(&mut b).unwrap_or(f64::NAN)
+    );
+}
+
+/// What the repository's history costs: reading it (`git log` and the message index, as the
+/// daemon does in the background), its memory, and query latency at 4000 tokens with and
+/// without it, alternating query by query (`RANKER_RUNS` rounds).
+fn history_side_by_side(engine: &Engine, questions: &[String]) {
+    let t = Instant::now();
+    let history = match engine.read_history() {
+        Ok(Some(h)) => std::sync::Arc::new(h),
+        Ok(None) => return,
+        Err(e) => {
+            println!("history: none ({e})");
+            return;
+        }
+    };
+    println!(
+        "history: {} commits read in {:.0} ms, {:.1} MB resident",
+        history.commits(),
+        ms(t.elapsed()),
+        history.heap_bytes() as f64 / 1e6
+    );
+    let runs: usize = std::env::var("RANKER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let mut times = [Vec::new(), Vec::new()];
+    for round in 0..runs {
+        for q in questions {
+            for k in 0..2 {
+                let with = (k + round) % 2 == 1;
+                if with {
+                    engine.set_history(history.clone());
+                } else {
+                    engine.drop_history();
+                }
+                let t = Instant::now();
+                let a = engine.query(&Query {
+                    question: q.clone(),
+                    budget: 4000,
+                    ..Query::default()
+                });
+                times[usize::from(with)].push(ms(t.elapsed()));
+                assert!(a.tokens <= 4000);
+            }
+        }
+    }
+    engine.drop_history();
+    let [mut without, mut with] = times;
+    println!(
+        "query at 4000 tokens: without history p50 {:.2} ms, with history p50 {:.2} ms",
+        p50(&mut without).unwrap_or(f64::NAN),
+        p50(&mut with).unwrap_or(f64::NAN)
     );
 }
 

@@ -633,6 +633,14 @@ impl Engine {
         *self.history.write().unwrap_or_else(|p| p.into_inner()) = Some(history);
     }
 
+    /// Answers go on without history (a measurement's baseline: the same snapshot both ways).
+    pub fn drop_history(&self) -> Option<Arc<History>> {
+        self.history
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
     /// The history answers use, if it was read.
     pub fn history(&self) -> Option<Arc<History>> {
         self.history

@@ -698,13 +698,19 @@ fn canonical_root(path: &Path) -> Result<PathBuf, EngineError> {
     Ok(root)
 }
 
-/// Lowers the calling thread's scheduling priority, so embedding yields to queries.
+/// Puts the calling thread at idle CPU priority, so background work (embedding, reading
+/// history) runs only when nothing else wants the core: Linux `SCHED_IDLE`, and nice 19 where
+/// that is refused.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread; failure only leaves the priority as it was.
+    // SAFETY: plain syscalls on the calling thread (pid 0 and the thread's own id name it);
+    // failure only leaves the priority as it was.
     unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+        }
     }
     #[cfg(windows)]
     // SAFETY: the pseudo-handle of the calling thread; failure leaves the priority as it was.

@@ -325,12 +325,18 @@ impl Fittok for FittokService {
                     .unwrap_or_default();
                 RepoStatus {
                     path: r.root.display().to_string(),
+                    // Each state in words: an entry without a snapshot is being built, or left
+                    // memory (its cache stays on disk), or was never built.
                     state: if live.deleted {
                         "deleted"
                     } else if engine.is_some() {
                         "ready"
-                    } else {
+                    } else if r.is_indexing() {
                         "indexing"
+                    } else if r.indexed_at_ms.load(Ordering::Relaxed) > 0 {
+                        "not resident (on disk only)"
+                    } else {
+                        "not indexed"
                     }
                     .into(),
                     watching: live.watching,

@@ -53,7 +53,12 @@ fn parse_float(min: f32, max: f32) -> impl Fn(&str) -> Result<f32, String> + Clo
 /// The clap argument for a flag parameter.
 pub fn arg(p: &Param) -> Arg {
     let default = p.default_on(Surface::Cli);
-    let mut a = Arg::new(p.name).long(p.flag()).help(p.doc);
+    // A `--no-x` flag is described by what it turns off, not by what the parameter does.
+    let help = match (p.kind, default) {
+        (Kind::Bool, Default::Bool(true)) => p.off_doc.unwrap_or(p.doc),
+        _ => p.doc,
+    };
+    let mut a = Arg::new(p.name).long(p.flag()).help(help);
     for alias in p.aliases {
         a = a.visible_alias(*alias);
     }
@@ -278,5 +283,38 @@ mod tests {
         assert!(!v.bool("wait_semantic"));
         let v = parse::<crate::index::Index>(&["--no-wait-semantic"]).unwrap();
         assert!(!v.bool("wait_semantic"));
+    }
+
+    #[test]
+    fn a_no_flag_says_what_turning_it_off_does() {
+        let all = [
+            crate::query::Query::PARAMS,
+            crate::expand::Expand::PARAMS,
+            crate::index::Index::PARAMS,
+            crate::graph::Graph::PARAMS,
+            crate::map::Map::PARAMS,
+            crate::fit::Fit::PARAMS,
+        ];
+        for p in all.iter().flat_map(|ps| ps.iter()) {
+            let negated = p.kind == Kind::Bool && p.default_on(Surface::Cli) == Default::Bool(true);
+            if negated && p.offered_on(Surface::Cli) {
+                let help = arg(p).get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(p.off_doc.is_some(), "--{} needs an off_doc", p.flag());
+                assert_ne!(
+                    help,
+                    p.doc,
+                    "--{} is described by what it turns off",
+                    p.flag()
+                );
+            }
+        }
+        let help = arg(&crate::index::Index::PARAMS[1])
+            .get_help()
+            .unwrap()
+            .to_string();
+        assert!(
+            help.starts_with("Return once lexical ranking is ready"),
+            "{help}"
+        );
     }
 }

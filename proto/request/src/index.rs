@@ -18,6 +18,7 @@ impl Request for Index {
             "Wait until every node is embedded; without it, return once lexical ranking is ready (embedding goes on in the daemon).",
         )
         .defaults(&[(None, Default::Bool(true))])
+        .off_doc("Return once lexical ranking is ready; embedding goes on in the daemon.")
         .aliases(&["no-wait"])
         .no_mcp(),
     ];

@@ -105,6 +105,9 @@ pub struct Param {
     pub env: Option<&'static str>,
     /// Other spellings of the flag (kept for compatibility).
     pub aliases: &'static [&'static str],
+    /// For a boolean on by default: what its command-line flag, `--no-…`, does (the `doc`
+    /// says what the parameter does when on).
+    pub off_doc: Option<&'static str>,
 }
 
 impl Param {
@@ -121,7 +124,13 @@ impl Param {
             required: false,
             env: None,
             aliases: &[],
+            off_doc: None,
         }
+    }
+
+    pub const fn off_doc(mut self, doc: &'static str) -> Param {
+        self.off_doc = Some(doc);
+        self
     }
 
     pub const fn defaults(mut self, d: &'static [(Option<Surface>, Default)]) -> Param {
