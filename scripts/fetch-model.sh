@@ -17,7 +17,7 @@ install_default() {
     for f in config.json tokenizer.json model.safetensors; do
       cp "$dest/$f" "$daemon_dir/$f.tmp" && mv "$daemon_dir/$f.tmp" "$daemon_dir/$f"
     done
-    echo "model installed where the daemon looks: $daemon_dir"
+    echo "model installed where the daemon looks: $daemon_dir (a running daemon takes it at the next question)"
   fi
 }
 if [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$dest/config.json" ]; then

@@ -1,6 +1,7 @@
 //! The embedding model on first use, from a local HTTP server that serves the Hugging Face
 //! hub's URL layout (the hub itself is unreachable here): first download, an interrupted
-//! download resumed with a range request, a file that fails its checksum refused, offline.
+//! download resumed with a range request, a file that fails its checksum refused and the model
+//! then installed by hand picked up without a restart, offline.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -204,6 +205,22 @@ fn a_file_that_fails_its_checksum_is_refused() {
     assert!(
         a.contains("download failed"),
         "answers say why semantics are off: {a}"
+    );
+    assert!(a.contains("scripts/fetch-model.sh"), "and the way out: {a}");
+    // The fallback: the model installed where the daemon looks, as scripts/fetch-model.sh
+    // does. The next question picks it up; no restart.
+    std::fs::create_dir_all(&dest).unwrap();
+    for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::fs::copy(model_dir().join(f), dest.join(f)).unwrap();
+    }
+    ok(&env.fittok(&["query", path, "photos smaller", "--budget", "400"]));
+    let s = until_embedded(&env, Duration::from_secs(120));
+    assert_eq!(s["model_note"], "", "{s}");
+    let a = ok(&env.fittok(&["query", path, "photos smaller", "--budget", "400"]));
+    let first = a.lines().next().unwrap_or("");
+    assert!(
+        first.contains("semantic 100%") && !first.contains("download"),
+        "{first}"
     );
 }
 

@@ -157,7 +157,15 @@ pub fn fetch(source: &ModelSource, dest: &Path, progress: &Progress) -> Result<(
                 Ok(()) => break,
                 Err(DownloadError::Http { url, message }) if attempt < RETRIES => {
                     attempt += 1;
-                    tracing::info!(%url, %message, attempt, "model download interrupted; resuming");
+                    // Resuming is what a `.part` with bytes in it allows; before any byte
+                    // arrived it is a plain retry.
+                    let resumes = std::fs::metadata(&part).is_ok_and(|m| m.len() > 0);
+                    let what = if resumes {
+                        "interrupted; resuming"
+                    } else {
+                        "failed; retrying"
+                    };
+                    tracing::info!(%url, %message, attempt, "model download {what}");
                     std::thread::sleep(std::time::Duration::from_millis(500 * attempt));
                 }
                 Err(e) => return Err(e),
@@ -198,7 +206,7 @@ async fn fetch_one(
     if have > 0 {
         request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
-    let mut response = request.send().await.map_err(|e| http(e.to_string()))?;
+    let mut response = request.send().await.map_err(|e| http(cause(&e)))?;
     let status = response.status();
     if !status.is_success() {
         return Err(http(format!("HTTP {status}")));
@@ -215,13 +223,38 @@ async fn fetch_one(
     if append {
         progress.done.fetch_add(have, Ordering::Relaxed);
     }
-    while let Some(chunk) = response.chunk().await.map_err(|e| http(e.to_string()))? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| http(cause(&e)))? {
         file.write_all(&chunk).map_err(io)?;
         progress
             .done
             .fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
     file.sync_all().map_err(io)
+}
+
+/// What went wrong with a request, without the URL (the error names it once): the innermost
+/// cause, which says why ("Connection refused", "dns error: failed to lookup address"),
+/// where reqwest's own message only says that sending failed.
+fn cause(e: &reqwest::Error) -> String {
+    let mut innermost: Option<&dyn std::error::Error> = None;
+    let mut next = std::error::Error::source(e);
+    while let Some(inner) = next {
+        innermost = Some(inner);
+        next = inner.source();
+    }
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the connection dropped"
+    } else {
+        "the request failed"
+    };
+    match innermost.map(|i| i.to_string()) {
+        Some(why) if !why.is_empty() => format!("{what}: {why}"),
+        _ => what.to_string(),
+    }
 }
 
 fn sha256_of(path: &Path) -> std::io::Result<String> {

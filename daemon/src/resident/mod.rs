@@ -16,10 +16,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod history;
 mod live;
+mod model;
 
 pub use live::LiveStatus;
 
-use fittok_engine::embed::{Embedder, model_dir};
+use fittok_engine::embed::Embedder;
 use fittok_engine::engine::{Engine, EngineError};
 use fittok_engine::repo::Progress;
 use fittok_engine::store::Store;
@@ -149,13 +150,6 @@ impl Default for ResidentOptions {
     }
 }
 
-/// The model download's state.
-enum Download {
-    NotStarted,
-    Running(Arc<crate::download::Progress>),
-    Failed(String),
-}
-
 /// The resident repositories of one daemon.
 pub struct Residents {
     repos: Mutex<HashMap<PathBuf, Arc<Resident>>>,
@@ -163,8 +157,12 @@ pub struct Residents {
     store: std::sync::RwLock<Option<Arc<Store>>>,
     /// Why there is no cache, in one line, for `status`.
     cache_note: Mutex<Option<String>>,
-    model: OnceLock<Result<Arc<Embedder>, String>>,
-    download: Mutex<Download>,
+    /// The embedding model, once loaded; see [`model`].
+    model: OnceLock<Arc<Embedder>>,
+    /// Why the model could not be loaded from its files, and their modification time then:
+    /// loading is tried again only when the files change.
+    model_failed: Mutex<Option<(Option<std::time::SystemTime>, String)>>,
+    download: Mutex<model::Download>,
     /// This, for threads that outlive a call (the model download).
     me: std::sync::Weak<Residents>,
     embed_queue: Mutex<mpsc::Sender<Arc<Resident>>>,
@@ -203,7 +201,8 @@ impl Residents {
                 store: std::sync::RwLock::new(store),
                 cache_note: Mutex::new(None),
                 model: OnceLock::new(),
-                download: Mutex::new(Download::NotStarted),
+                model_failed: Mutex::new(None),
+                download: Mutex::new(model::Download::NotStarted),
                 me: weak.clone(),
                 embed_queue: Mutex::new(tx),
                 embedding: embedding.clone(),
@@ -232,152 +231,6 @@ impl Residents {
     /// The configuration the daemon was started with.
     pub fn config(&self) -> &crate::config::DaemonConfig {
         &self.opts.config
-    }
-
-    /// Where the model is on disk, if it is.
-    fn model_dir(&self) -> Result<std::path::PathBuf, fittok_engine::embed::EmbedError> {
-        let engine = &self.opts.config.engine;
-        model_dir(&engine.embed, engine.cache_dir.as_deref())
-    }
-
-    /// The loaded model, or why there is none. Loaded once, on first need; when it is not on
-    /// disk and a download source is set, fetched in the background first (answers are lexical
-    /// meanwhile, and say so).
-    pub fn model(&self) -> Result<Arc<Embedder>, String> {
-        if let Some(done) = self.model.get() {
-            return done.clone();
-        }
-        if self.opts.semantic
-            && self.model_dir().is_err()
-            && let Some(source) = &self.opts.config.model_download
-        {
-            return Err(self.downloading(source));
-        }
-        self.model
-            .get_or_init(|| {
-                if !self.opts.semantic {
-                    return Err("semantic ranking off".into());
-                }
-                let t = Instant::now();
-                let embed = &self.opts.config.engine.embed;
-                let loaded = self
-                    .model_dir()
-                    .and_then(|dir| Embedder::load(&dir, embed))
-                    .map(Arc::new)
-                    .map_err(|e| match &self.opts.config.no_download_note {
-                        Some(note) => format!("{e} ({note})"),
-                        None => e.to_string(),
-                    });
-                match &loaded {
-                    Ok(_) => tracing::info!(ms = t.elapsed().as_millis() as u64, "model loaded"),
-                    Err(e) => tracing::warn!(error = %e, "semantic ranking unavailable"),
-                }
-                loaded
-            })
-            .clone()
-    }
-
-    /// Starts the model download if it has not started, and says how it goes.
-    fn downloading(&self, source: &crate::download::ModelSource) -> String {
-        let Ok(mut state) = self.download.lock() else {
-            return "model download state poisoned".into();
-        };
-        match &*state {
-            Download::Running(p) => {
-                return format!("downloading the embedding model ({})", p.describe());
-            }
-            Download::Failed(why) => {
-                return format!(
-                    "embedding model download failed: {why} (restart the daemon to retry)"
-                );
-            }
-            Download::NotStarted => {}
-        }
-        let progress = Arc::new(crate::download::Progress::default());
-        *state = Download::Running(progress.clone());
-        let Some(cache) = self.opts.config.engine.cache_dir.clone() else {
-            *state = Download::Failed("no cache directory to download into".into());
-            return "embedding model download failed: no cache directory".into();
-        };
-        let dest = cache.join("models").join("all-MiniLM-L6-v2");
-        let source = source.clone();
-        let me = self.me.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fittok-model-download".into())
-            .spawn(move || {
-                tracing::info!(from = %source.endpoint, to = %dest.display(), "downloading the embedding model");
-                let result = crate::download::fetch(&source, &dest, &progress);
-                let Some(r) = me.upgrade() else { return };
-                match result {
-                    Ok(()) => {
-                        tracing::info!("embedding model downloaded");
-                        if let Ok(mut s) = r.download.lock() {
-                            *s = Download::NotStarted;
-                        }
-                        r.attach_model_to_residents();
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "embedding model download failed");
-                        if let Ok(mut s) = r.download.lock() {
-                            *s = Download::Failed(e.to_string());
-                        }
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            *state = Download::Failed(e.to_string());
-        }
-        "downloading the embedding model (starting)".into()
-    }
-
-    /// Once the model is on disk: loads it and gives every resident snapshot its semantics.
-    fn attach_model_to_residents(&self) {
-        if self.model().is_err() {
-            return;
-        }
-        for resident in self.list() {
-            if let Some(current) = resident.snapshot()
-                && !current.has_semantic()
-                && let Err(e) = self.apply(&resident, &current, Default::default())
-            {
-                tracing::warn!(error = %e, "cannot attach the model to a resident");
-            }
-        }
-    }
-
-    /// Why an engine built without semantics has none *now* (its own note was written when it
-    /// was built, perhaps while the model was still downloading).
-    pub fn semantic_note_now(&self) -> Option<String> {
-        match &self.opts.config.model_download {
-            Some(source) if self.model.get().is_none() && self.model_dir().is_err() => {
-                Some(self.downloading(source))
-            }
-            _ => None,
-        }
-    }
-
-    /// (bytes done, bytes in all) while the model downloads.
-    pub fn download_progress(&self) -> Option<(u64, u64)> {
-        match self.download.lock().as_deref() {
-            Ok(Download::Running(p)) => Some((
-                p.done.load(Ordering::Relaxed),
-                p.total.load(Ordering::Relaxed),
-            )),
-            _ => None,
-        }
-    }
-
-    /// How the model download goes, for `status` ("" when there is nothing to say).
-    pub fn model_note(&self) -> String {
-        match self.download.lock().as_deref() {
-            Ok(Download::Running(p)) => {
-                format!("downloading the embedding model: {}", p.describe())
-            }
-            Ok(Download::Failed(why)) => {
-                format!("embedding model download failed: {why} (restart the daemon to retry)")
-            }
-            _ => String::new(),
-        }
     }
 
     /// The cache, when open.
@@ -527,6 +380,8 @@ impl Residents {
             Need::Everything => self.completed(&resident, engine),
             Need::SourcesFirst => engine,
         };
+        // A model that reached the disk since this snapshot was built joins it now.
+        let engine = self.model_arrived(&resident, &engine).unwrap_or(engine);
         history::refresh(&resident, &engine);
         Ok((resident, engine))
     }
