@@ -973,3 +973,39 @@ fn the_daemon_reads_a_repositorys_history_in_the_background_and_ranks_with_it() 
     let parts = status["repos"][0]["memory"].to_string();
     assert!(parts.contains("history"), "{parts}");
 }
+
+#[test]
+fn a_question_about_nothing_here_says_so_first_and_stays_short() {
+    let env = DaemonEnv::new("nothing");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    for question in [
+        "zebra giraffe elephant banana",
+        "what's the capital of France?",
+    ] {
+        let text = ok(&env.fittok(&["query", "--code", path, question]));
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap_or("")
+                .starts_with("Nothing in this repository matches"),
+            "{text}"
+        );
+        assert!(!text.contains("## Code"), "{text}");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&env.fittok(&["query", "--json", path, question]))).unwrap();
+        assert_eq!(v["matched"], false, "{v}");
+        assert!(v["tokens"].as_u64().unwrap() <= 300, "{v}");
+        assert!(v["nodes"].as_array().unwrap().is_empty(), "{v}");
+    }
+    // A question about the code still gets the code.
+    let v: serde_json::Value = serde_json::from_str(&ok(&env.fittok(&[
+        "query",
+        "--json",
+        path,
+        "how is VAT added to an invoice total",
+    ])))
+    .unwrap();
+    assert_eq!(v["matched"], true, "{v}");
+    assert!(v["text"].as_str().unwrap().contains("def total_with_vat"));
+}

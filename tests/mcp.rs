@@ -474,6 +474,17 @@ fn malformed_requests_are_answered_and_the_session_goes_on() {
             .contains("vat_for"),
         "{v}"
     );
+    // A question about nothing here: the tool result says so first, in a few lines.
+    let v = ask(br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"code_context","arguments":{"question":"zebra giraffe elephant banana"}}}"#);
+    let text = v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        text.contains("Nothing in this repository matches the question"),
+        "{v}"
+    );
+    assert!(text.len() < 2000, "{text}");
     let v = ask(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
     assert_eq!(
         v["result"]["tools"].as_array().map(Vec::len),

@@ -46,7 +46,7 @@ const CREATIVE: &[&str] = &[
 ];
 
 /// The cheap test: a slash command, a few words of small talk, a request for a poem. Anything
-/// else goes to the daemon, whose confidence decides (a keyword list would miss "How does
+/// else goes to the daemon, whose verdict on the match decides (a keyword list would miss "How does
 /// requests strip the Authorization header on redirects?").
 pub fn is_chit_chat(prompt: &str) -> bool {
     let p = prompt.trim();
@@ -57,20 +57,25 @@ pub fn is_chit_chat(prompt: &str) -> bool {
     if CREATIVE.iter().any(|c| lower.starts_with(c)) {
         return true;
     }
+    // "please write me a short poem about autumn": a writing request, however it opens,
+    // unless it names code (a backtick, a path, an identifier).
+    let names_code = p.contains('`') || p.contains('/') || p.contains("::") || p.contains('_');
+    if !names_code
+        && lower.contains("write")
+        && [
+            "poem", "haiku", "limerick", "song", "story", "joke", "essay", "letter", "note to",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return true;
+    }
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
     words.len() < 3 || (words.len() <= 6 && words.first().is_some_and(|w| SMALL_TALK.contains(w)))
 }
-
-/// The daemon's confidence at or above which an answer is injected, unless the prompt names
-/// something in the repository (then it always is). Calibrated (fittokd, budget 3000) on the
-/// dev benchmark's 76 issues and their 76 titles, 10 natural prompts about psf/requests, and
-/// 40 general prompts asked in 4 repositories: at 0.55, 5 % of non-code prompts (recipes,
-/// geography) get context, and 13 % of issues, 12 % of titles and 3 of 10 natural prompts do
-/// not; 0.5 doubles the false injections (10.8 %), 0.6 misses a fifth of the titles.
-pub const MIN_CONFIDENCE: f32 = 0.55;
 
 /// The hook's settings.
 #[derive(Debug, Clone)]
@@ -139,7 +144,7 @@ pub async fn respond(
             .ok()?;
         let req = fittok_request::query::request(root.display().to_string(), &values);
         let reply = client.query(req).await.ok()?.into_inner();
-        if reply.node_ids.is_empty() || !(reply.names_repo || reply.confidence >= MIN_CONFIDENCE) {
+        if reply.node_ids.is_empty() || !reply.matched {
             return None;
         }
         let out = serde_json::json!({
@@ -168,6 +173,8 @@ mod tests {
             "where is parse_config called from",
             "fix the bug in src/walk.rs where symlinks are followed",
             "What is the capital of France?",
+            "write a test for parse_config",
+            "write the story of how `Session.send` retries",
         ] {
             assert!(!is_chit_chat(question), "{question}");
         }
@@ -178,6 +185,8 @@ mod tests {
             "/clear",
             "yes please go ahead",
             "write me a poem about autumn leaves",
+            "please write me a short poem about autumn",
+            "Could you write a song about friendship?",
         ] {
             assert!(is_chit_chat(chat), "{chat}");
         }

@@ -924,6 +924,26 @@ impl Engine {
             .iter()
             .take(MENTION_POOL)
             .any(|r| r.ranks.mention.is_some());
+        let together = crate::matching::terms_together(g, &self.sources, &a, &query_terms);
+        a.matched = crate::matching::matches(a.confidence, a.names_repo, together);
+        if !a.matched && !crate::matching::nothing(a.confidence, a.names_repo, together) {
+            let note = crate::matching::weak_note(a.confidence);
+            a.text = a.text.replacen(crate::render::NOTE, &note, 1);
+            a.tokens = crate::tokens::count(q.encoding, &a.text);
+        } else if !a.matched && !g.files.is_empty() {
+            a.text = crate::matching::nothing_matched_text(&a, q.encoding, q.budget);
+            a.tokens = crate::tokens::count(q.encoding, &a.text);
+            // What the text shows: no code, the nearest as pointers.
+            a.pointers = std::mem::take(&mut a.nodes)
+                .into_iter()
+                .map(|n| crate::render::Pointer {
+                    id: n.id,
+                    tokens: n.tokens,
+                })
+                .collect();
+            a.inside_whole.clear();
+            a.references.clear();
+        }
         a
     }
 

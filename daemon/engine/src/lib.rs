@@ -18,6 +18,7 @@ pub mod history;
 pub mod index;
 pub mod lines;
 pub mod link;
+pub mod matching;
 pub mod memory;
 pub mod model;
 pub mod pack;

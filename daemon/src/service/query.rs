@@ -95,6 +95,7 @@ pub fn reply(
         tokens: answer.tokens as u32,
         confidence: answer.confidence,
         names_repo: answer.names_repo,
+        matched: answer.matched,
         semantic_coverage: engine.semantic_coverage(),
         freshness: answer.provenance.freshness.clone(),
         text: answer.text,

@@ -114,6 +114,9 @@ pub struct Answer {
     pub confidence: f32,
     /// Whether the question names one of the repository's identifiers or files.
     pub names_repo: bool,
+    /// Whether the code matches the question ([`crate::matching`]); when not, the answer says
+    /// so first and lists the nearest definitions instead of a budget of unrelated code.
+    pub matched: bool,
     /// The ranking behind the answer (only when asked for: `Query::explain`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranking: Vec<RankedNode>,
@@ -473,6 +476,7 @@ pub fn answer(input: RenderInput) -> Answer {
         whole_files_tokens,
         confidence: 0.0,
         names_repo: false,
+        matched: true,
         ranking: Vec::new(),
     }
 }

@@ -1,0 +1,140 @@
+//! Whether an answer matches its question, and what to say when nothing does.
+//!
+//! An answer always holds the best-ranked code, even for "what's the capital of France?": a
+//! ranking has a first place whatever it ranks. Two signals tell a real match from that:
+//! how much of the question's weight the shown code holds ([`crate::engine::match_strength`]),
+//! and whether several of the question's words meet in one file — a question about the code
+//! names things that live together, while an unrelated question matches stray common words
+//! scattered over files. A question that names the repository's identifiers or files matches
+//! whatever the scores say.
+//!
+//! Three outcomes. A match ([`matches`]) is answered as usual, and is what the prompt hook
+//! injects. Calibrated on 76 questions about the code (the dev benchmark's issue titles, each
+//! in its repository) against 50 unrelated prompts (small talk, general knowledge, writing
+//! requests) asked in four repositories: 5.0 % of unrelated prompts match and 7.9 % of code
+//! questions do not (`bench/results/hook.md`). A weak match is answered as usual, but says so
+//! where the answer's usage note would be. Nothing at all ([`nothing`]: no name, under
+//! [`NOTHING_BELOW`], no two words together) is answered in a few lines: full answers to such
+//! questions were noise, while cutting every weak match to pointers cost 6 points of dev
+//! recall at 4000 tokens (issue texts use many words the code does not).
+
+use crate::index::Sources;
+use crate::link::Graph;
+use crate::render::Answer;
+use crate::tokens::{Encoding, count};
+
+/// The match strength at or above which an answer matches, with enough words together.
+pub const MIN_STRENGTH: f32 = 0.55;
+/// How many distinct words of the question must appear in one file of the shown code.
+pub const MIN_TERMS_TOGETHER: usize = 2;
+/// Below this match strength, with no name and no two words together, nothing matches.
+pub const NOTHING_BELOW: f32 = 0.1;
+/// The most tokens an answer that matched nothing spends: a few pointers, not a budget of
+/// unrelated code.
+pub const NOTHING_MATCHED_TOKENS: usize = 300;
+/// Pointers such an answer lists.
+const NEAREST: usize = 5;
+
+/// The most distinct terms of `terms` that the shown nodes of one file hold.
+pub fn terms_together(
+    g: &Graph,
+    sources: &Sources,
+    answer: &Answer,
+    terms: &[(String, f32)],
+) -> usize {
+    let wanted: std::collections::HashSet<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
+    let mut per_file: std::collections::HashMap<&str, std::collections::HashSet<String>> =
+        std::collections::HashMap::new();
+    for n in &answer.nodes {
+        let Some(file) = g.file_index(&n.path) else {
+            continue;
+        };
+        let src = &sources[file as usize];
+        let starts = crate::lines::line_starts(src);
+        let found = per_file.entry(n.path.as_str()).or_default();
+        for line in crate::lines::lines_of(src, &starts, n.start_line, n.end_line) {
+            crate::index::tokenize::for_each_token(&line, |t| {
+                if wanted.contains(t) {
+                    found.insert(t.to_string());
+                }
+            });
+        }
+    }
+    per_file.values().map(|s| s.len()).max().unwrap_or(0)
+}
+
+/// Whether an answer with this evidence matches its question.
+pub fn matches(strength: f32, names_repo: bool, together: usize) -> bool {
+    names_repo || (strength >= MIN_STRENGTH && together >= MIN_TERMS_TOGETHER)
+}
+
+/// Whether nothing in the answer matches its question at all.
+pub fn nothing(strength: f32, names_repo: bool, together: usize) -> bool {
+    !names_repo && strength < NOTHING_BELOW && together < MIN_TERMS_TOGETHER
+}
+
+/// The usage note of an answer that matches only weakly: in place of the usual one, and no
+/// longer, so the answer stays within its budget.
+pub fn weak_note(strength: f32) -> String {
+    format!(
+        "This code matches the question only weakly (match {:.0} %): it may not be about this \
+         code. Expand a → id for more.",
+        strength * 100.0
+    )
+}
+
+/// The text of an answer whose code matches nothing: its first line (the provenance), a
+/// sentence saying so first, and the nearest definitions as ids to expand, within
+/// [`NOTHING_MATCHED_TOKENS`] (and the budget, when smaller).
+pub fn nothing_matched_text(answer: &Answer, enc: Encoding, budget: usize) -> String {
+    let first = answer.text.lines().next().unwrap_or("");
+    let limit = if budget == 0 {
+        NOTHING_MATCHED_TOKENS
+    } else {
+        budget.min(NOTHING_MATCHED_TOKENS)
+    };
+    let mut text = format!(
+        "{first}\nNothing in this repository matches the question well (match {:.0} %): it may \
+         not be about this code. If it is, name a file, a function or a term the code uses.\n",
+        answer.confidence * 100.0
+    );
+    if !answer.nodes.is_empty() {
+        text.push_str("Nearest, to expand if they help:\n");
+    }
+    for n in answer.nodes.iter().take(NEAREST) {
+        let line = format!(
+            "→ {} ({} {}, line {})\n",
+            n.id, n.kind, n.name, n.start_line
+        );
+        if count(enc, &format!("{text}{line}")) > limit {
+            break;
+        }
+        text.push_str(&line);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_decide_alone_and_scores_need_words_together() {
+        assert!(matches(0.0, true, 0));
+        assert!(matches(0.9, false, 2));
+        assert!(!matches(0.9, false, 1), "one stray word is no match");
+        assert!(
+            !matches(0.5, false, 5),
+            "words together, but too little of the question"
+        );
+        assert!(nothing(0.0, false, 0) && nothing(0.09, false, 1));
+        assert!(!nothing(0.09, false, 2) && !nothing(0.1, false, 0) && !nothing(0.0, true, 0));
+        let note = weak_note(0.41);
+        assert!(note.contains("41 %"));
+        let (enc, usual) = (Encoding::default(), crate::render::NOTE);
+        assert!(
+            count(enc, &note) <= count(enc, usual),
+            "never longer than the usual note"
+        );
+    }
+}
