@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mine import gold_of, git, mirror_gitdir  # noqa: E402  (the miner's gold rule)
+from mine import blobs, git, gold_of, mirror_gitdir, write_splits  # noqa: E402  (shared with the miner)
 
 TAG_HEADING = re.compile(r"<denchmark-h:h(\d)>(.*?)</denchmark-h>", re.S)
 TAG_LINK = re.compile(r"<denchmark-link:([^>]*)>(.*?)</denchmark-link>", re.S)
@@ -60,22 +60,10 @@ def read_denchmark(gitdir: Path, folder: str) -> list[dict]:
     shas = [(row.split()[2], row.split("\t")[1]) for row in listing if row.endswith(".json")]
     if not shas:
         return []
-    batch = subprocess.run(
-        ["git", f"--git-dir={gitdir}", "cat-file", "--batch"],
-        input=("\n".join(s for s, _ in shas) + "\n").encode(),
-        capture_output=True,
-        check=True,
-    ).stdout
-    out, at = [], 0
-    for _, path in shas:
-        end = batch.index(b"\n", at)
-        header = batch[at:end].split()
-        if header[-1] == b"missing":
-            at = end + 1
+    out = []
+    for (_, path), body in zip(shas, blobs(gitdir, [s for s, _ in shas])):
+        if body is None:
             continue
-        size = int(header[2])
-        body = batch[end + 1 : end + 1 + size]
-        at = end + 1 + size + 1
         try:
             report = json.loads(body)
         except ValueError:
@@ -161,13 +149,7 @@ def main() -> int:
             inst["split"] = split
         rows[split] += got
         print(f"{repo}: {len(got)} instances ({split})", file=sys.stderr)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    for split, items in rows.items():
-        with open(out / f"{split}.jsonl", "w") as fh:
-            for r in items:
-                fh.write(json.dumps(r) + "\n")
-        print(f"{split}: {len(items)} instances", file=sys.stderr)
+    write_splits(Path(args.out), rows)
     return 0
 
 

@@ -113,6 +113,39 @@ def eligible(line: str) -> bool:
     return len(line) >= 8 and re.search(r"[A-Za-z0-9]", line) is not None
 
 
+def blobs(gitdir: Path, shas: list[str]) -> list[bytes | None]:
+    """The contents of `shas`, in order, through one `git cat-file --batch`; None for a blob
+    the mirror lacks (a `fetch` snapshot leaves out its largest files)."""
+    batch = subprocess.run(
+        ["git", f"--git-dir={gitdir}", "cat-file", "--batch"],
+        input="".join(f"{s}\n" for s in shas).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
+    out, at = [], 0
+    for _ in shas:
+        end = batch.index(b"\n", at)
+        header = batch[at:end].split()
+        if header[-1] == b"missing":
+            out.append(None)
+            at = end + 1
+            continue
+        size = int(header[2])
+        out.append(batch[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1
+    return out
+
+
+def write_splits(out: Path, rows: dict[str, list[dict]]) -> None:
+    """`<out>/train.jsonl` and `<out>/valid.jsonl`, one instance a line."""
+    out.mkdir(parents=True, exist_ok=True)
+    for split, items in rows.items():
+        with open(out / f"{split}.jsonl", "w") as fh:
+            for r in items:
+                fh.write(json.dumps(r) + "\n")
+        print(f"{split}: {len(items)} instances", file=sys.stderr)
+
+
 def mirror_gitdir(mirrors: Path, repo: str) -> Path:
     """The git directory `fetch` brought `repo` ("owner/name") to, under `mirrors`."""
     return Path(mirrors) / repo.replace("/", "+") / "repo"
@@ -291,7 +324,6 @@ def main() -> int:
         allowed_file = (Path(args.manifest).parent / allowed_file).resolve()
     allowed = {ln.split()[0] for ln in allowed_file.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     cfg = manifest["filters"]
     rows = {"train": [], "valid": []}
     for name in manifest["repos"]:
@@ -308,11 +340,7 @@ def main() -> int:
             r["split"] = split
         rows[split] += got
         print(f"{name}: {len(got)} instances ({split})", file=sys.stderr)
-    for split, items in rows.items():
-        with open(out / f"{split}.jsonl", "w") as fh:
-            for r in items:
-                fh.write(json.dumps(r) + "\n")
-        print(f"{split}: {len(items)} instances", file=sys.stderr)
+    write_splits(out, rows)
     return 0
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mine import evidence_above, mirror_gitdir  # noqa: E402  (shared with the miner)
+from mine import blobs, evidence_above, mirror_gitdir  # noqa: E402  (shared with the miner)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -71,21 +71,12 @@ def extract_tree(gitdir: Path, commit: str, dest: Path) -> None:
         mode, kind, sha = meta.split()
         if kind == b"blob" and mode != b"120000":
             entries.append((sha, path.decode("utf-8", "surrogateescape")))
-    batch = subprocess.run(
-        g + ["cat-file", "--batch"], input=b"".join(sha + b"\n" for sha, _ in entries), capture_output=True, check=True
-    ).stdout
-    at = 0
-    for _, path in entries:
-        end = batch.index(b"\n", at)
-        header = batch[at:end].split()
-        if header[-1] == b"missing":
-            at = end + 1
+    for (_, path), body in zip(entries, blobs(gitdir, [sha.decode() for sha, _ in entries])):
+        if body is None:
             continue
-        size = int(header[2])
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(batch[end + 1 : end + 1 + size])
-        at = end + 1 + size + 1
+        target.write_bytes(body)
 
 
 def git_worktree(work: Path, gitdir: Path, commit: str) -> Path:

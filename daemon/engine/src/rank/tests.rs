@@ -6,6 +6,14 @@ use super::{
     walk_seeds,
 };
 use crate::index::{Index, Sources, bm25::query_terms};
+
+/// A question's evidence when only vectors join the graph and the indexes.
+fn vectors(sims: &[f32]) -> Evidence<'_> {
+    Evidence {
+        semantic: Some(sims),
+        history: None,
+    }
+}
 use crate::link::Graph;
 use crate::testing::{graph_of, node_named};
 
@@ -38,42 +46,9 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     // Vectors that find only the backoff, which shares no word with the question.
     let mut sims = vec![0.0f32; g.nodes.len()];
     sims[wait as usize] = 0.9;
-    let auto = rank(
-        &g,
-        &ix,
-        q,
-        &terms,
-        Evidence {
-            semantic: Some(&sims),
-            history: None,
-        },
-        Ranker::Auto,
-        &tuning,
-    );
-    let learned = rank(
-        &g,
-        &ix,
-        q,
-        &terms,
-        Evidence {
-            semantic: Some(&sims),
-            history: None,
-        },
-        Ranker::Learned,
-        &tuning,
-    );
-    let fusion = rank(
-        &g,
-        &ix,
-        q,
-        &terms,
-        Evidence {
-            semantic: Some(&sims),
-            history: None,
-        },
-        Ranker::Fusion,
-        &tuning,
-    );
+    let auto = rank(&g, &ix, q, &terms, vectors(&sims), Ranker::Auto, &tuning);
+    let learned = rank(&g, &ix, q, &terms, vectors(&sims), Ranker::Learned, &tuning);
+    let fusion = rank(&g, &ix, q, &terms, vectors(&sims), Ranker::Fusion, &tuning);
     assert_eq!(
         auto, learned,
         "a short question goes to the model, vectors or not"
@@ -103,30 +78,8 @@ fn a_short_question_with_vectors_keeps_the_learned_order_and_semantics_join_it()
     // order decides, through fusion.
     let q = "pause before trying once more";
     let terms = query_terms(q);
-    let auto = rank(
-        &g,
-        &ix,
-        q,
-        &terms,
-        Evidence {
-            semantic: Some(&sims),
-            history: None,
-        },
-        Ranker::Auto,
-        &tuning,
-    );
-    let fusion = rank(
-        &g,
-        &ix,
-        q,
-        &terms,
-        Evidence {
-            semantic: Some(&sims),
-            history: None,
-        },
-        Ranker::Fusion,
-        &tuning,
-    );
+    let auto = rank(&g, &ix, q, &terms, vectors(&sims), Ranker::Auto, &tuning);
+    let fusion = rank(&g, &ix, q, &terms, vectors(&sims), Ranker::Fusion, &tuning);
     assert_eq!(auto, fusion);
     assert_eq!(auto.first().map(|r| r.node), Some(wait));
 }
