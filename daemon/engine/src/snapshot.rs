@@ -201,6 +201,13 @@ pub fn save(
             source,
         })
     });
+    // The rename reaches the disk with the folder's entries: a power loss then leaves the old
+    // snapshot or the new one (the file itself was flushed before the rename).
+    if written.is_ok()
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -251,7 +258,8 @@ fn write_to(
     header.extend_from_slice(&sum.to_le_bytes());
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     file.write_all(&header).map_err(io)?;
-    file.flush().map_err(io)
+    file.flush().map_err(io)?;
+    file.sync_all().map_err(io)
 }
 
 /// Temporary files of ours for snapshot `name` whose writer is gone (a process stopped while
