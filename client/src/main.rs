@@ -47,7 +47,8 @@ mod status;
     after_help = "Exit status: 0 success, 1 bad request (path, id), 2 usage, 3 daemon unavailable, 4 the LLM failed, 5 the work failed (a disk error), 130 interrupted."
 )]
 struct Cli {
-    /// The daemon's socket (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock).
+    /// The daemon's socket (default: FITTOK_SOCKET, else $XDG_RUNTIME_DIR/fittok/fittokd.sock,
+    /// else run/fittokd.sock in the cache directory).
     #[arg(long, global = true, value_name = "PATH")]
     socket: Option<PathBuf>,
     /// Run in this process through `fittokd` instead of the daemon (for sandboxes that forbid

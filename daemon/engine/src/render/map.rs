@@ -20,16 +20,30 @@ const PACKAGE_FILES: &[&str] = &[
 ];
 
 fn first_sentence(doc: &str) -> String {
+    // The first line that reads as words: a docstring may open with ASCII art, a banner or a
+    // rule (`__`, `====`, `/\_/\`), which says nothing of the purpose.
     let line = doc
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
+        .find(|l| reads_as_words(l))
         .unwrap_or("");
     let cut = line
         .char_indices()
         .find(|&(i, c)| c == '.' && line[i + 1..].starts_with(' '))
         .map_or(line.len(), |(i, _)| i + 1);
     line[..cut].to_string()
+}
+
+/// Whether a line holds words: at least two runs of three letters, and more letters than
+/// other visible characters.
+fn reads_as_words(line: &str) -> bool {
+    let letters = line.chars().filter(|c| c.is_alphabetic()).count();
+    let visible = line.chars().filter(|c| !c.is_whitespace()).count();
+    let words = line
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 3)
+        .count();
+    words >= 2 && letters * 2 > visible
 }
 
 /// The map of the whole repository, directories in path order.
@@ -169,4 +183,17 @@ fn purpose(g: &Graph, files: &[u32]) -> String {
         String::new()
     };
     format!("Holds {}{more}.", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn a_purpose_is_the_first_line_of_words_not_a_banner() {
+        let doc = "  __\n /__\\  ___  ___\n=====\nRequests is an HTTP library. It is simple.";
+        assert_eq!(first_sentence(doc), "Requests is an HTTP library.");
+        assert_eq!(first_sentence("__"), "");
+        assert_eq!(first_sentence("Parse the config file"), "Parse the config file");
+    }
 }
