@@ -11,6 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .type_attribute("fittok.v1.RepoStatus", "#[derive(serde::Serialize)]")
         .type_attribute("fittok.v1.Setting", "#[derive(serde::Serialize)]")
         .type_attribute("fittok.v1.MemoryPart", "#[derive(serde::Serialize)]")
+        .type_attribute("fittok.v1.GrammarStatus", "#[derive(serde::Serialize)]")
         .compile_protos(&["fittok.proto"], &["."])?;
     Ok(())
 }

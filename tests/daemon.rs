@@ -109,6 +109,11 @@ fn query_index_status_expand_through_an_autospawned_daemon() {
     let text = ok(&env.fittok(&["status"]));
     assert!(text.contains("fittokd ") && text.contains(path), "{text}");
     assert!(text.contains("memory (MB): sources"), "{text}");
+    // Every grammar is linked and says whether it loads.
+    let grammars = status["grammars"].as_array().expect("grammars");
+    assert_eq!(grammars.len(), 15, "{status}");
+    assert!(grammars.iter().all(|g| g["error"] == ""), "{status}");
+    assert!(text.contains("grammars 15 linked, all load"), "{text}");
 
     let expanded = ok(&env.fittok(&["expand", "--repo", path, "billing/tax.py#vat_for"]));
     assert!(expanded.contains("RATES.get(country"), "{expanded}");

@@ -76,6 +76,21 @@ pub fn text(s: &StatusReply) -> String {
     if !set.is_empty() {
         out.push_str(&format!("config {}\n", set.join(" ")));
     }
+    let failed: Vec<String> = s
+        .grammars
+        .iter()
+        .filter(|g| !g.error.is_empty())
+        .map(|g| format!("{} ({})", g.language, g.error))
+        .collect();
+    out.push_str(&if failed.is_empty() {
+        format!("grammars {} linked, all load\n", s.grammars.len())
+    } else {
+        format!(
+            "grammars {} linked; not loading, so their files parse to nothing: {}\n",
+            s.grammars.len(),
+            failed.join(", ")
+        )
+    });
     for note in [&s.cache_note, &s.log_note, &s.model_note] {
         if !note.is_empty() {
             out.push_str(&format!("note   {note}\n"));

@@ -378,6 +378,13 @@ impl Fittok for FittokService {
             cache_note: self.residents.cache_note().unwrap_or_default(),
             log_note: self.info.log_note.clone().unwrap_or_default(),
             model_note: self.residents.model_note(),
+            grammars: fittok_engine::parse::grammar_status()
+                .into_iter()
+                .map(|(lang, loaded)| fittok_proto::v1::GrammarStatus {
+                    language: lang.name().to_string(),
+                    error: loaded.err().unwrap_or_default(),
+                })
+                .collect(),
             settings: self.residents.config().wire_settings(),
         }))
     }

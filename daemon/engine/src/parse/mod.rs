@@ -62,6 +62,21 @@ pub fn ts_language(lang: Lang) -> Option<tree_sitter::Language> {
     })
 }
 
+/// Every language with a grammar, and whether this build's parser accepts it (`Err` with the
+/// parser's reason when not): what `fittok status` shows.
+pub fn grammar_status() -> Vec<(Lang, Result<(), String>)> {
+    Lang::ALL
+        .iter()
+        .filter_map(|&lang| {
+            let language = ts_language(lang)?;
+            let loaded = Parser::new()
+                .set_language(&language)
+                .map_err(|e| e.to_string());
+            Some((lang, loaded))
+        })
+        .collect()
+}
+
 /// The start of the diagnostic of a file whose grammar the parser refused (an ABI this
 /// tree-sitter does not support): such a parse is empty through no fault of the file, and is
 /// never written to the parse cache ([`crate::model::ParsedFile::grammar_failed`]).

@@ -194,6 +194,9 @@ mod tests {
         let doc = "  __\n /__\\  ___  ___\n=====\nRequests is an HTTP library. It is simple.";
         assert_eq!(first_sentence(doc), "Requests is an HTTP library.");
         assert_eq!(first_sentence("__"), "");
-        assert_eq!(first_sentence("Parse the config file"), "Parse the config file");
+        assert_eq!(
+            first_sentence("Parse the config file"),
+            "Parse the config file"
+        );
     }
 }
