@@ -1014,3 +1014,45 @@ fn a_question_about_nothing_here_says_so_first_and_stays_short() {
     assert_eq!(v["matched"], true, "{v}");
     assert!(v["text"].as_str().unwrap().contains("def total_with_vat"));
 }
+
+#[test]
+fn over_the_memory_budget_the_least_recently_used_repository_leaves_and_comes_back_warm() {
+    // A budget any process exceeds: every repository built pushes the others out.
+    let env = DaemonEnv::new("budget").env("FITTOK_MEMORY_BUDGET_MB", "1");
+    let (first, second) = (repo(), TempRepo::new("budget-second"));
+    second.write(
+        "geo/area.py",
+        "def circle_area(radius):\n    return 3.14159 * radius * radius\n",
+    );
+    assert_answers_vat(&env, &first);
+    let resident = |env: &DaemonEnv| -> Vec<String> {
+        status_json(env)["repos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(resident(&env).len(), 1);
+    let area = ok(&env.fittok(&[
+        "query",
+        second.path().to_str().unwrap(),
+        "circle area",
+        "--budget",
+        "300",
+    ]));
+    assert!(area.contains("def circle_area"), "{area}");
+    let now = resident(&env);
+    assert_eq!(now.len(), 1, "the first repository left memory: {now:?}");
+    assert!(
+        now[0].ends_with(second.path().file_name().unwrap().to_str().unwrap()),
+        "{now:?}"
+    );
+    assert!(
+        env.log().contains("memory budget exceeded"),
+        "{}",
+        env.log()
+    );
+    // It comes back from its snapshot on disk, answering the same.
+    assert_answers_vat(&env, &first);
+}

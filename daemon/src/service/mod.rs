@@ -125,12 +125,7 @@ fn join_error(e: tokio::task::JoinError) -> Status {
 }
 
 /// Resident memory of this process, from /proc (0 where unavailable).
-pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
-}
+pub use crate::resident::rss_bytes;
 
 type ProgressStream = Pin<Box<dyn Stream<Item = Result<IndexProgress, Status>> + Send>>;
 
