@@ -924,9 +924,21 @@ impl Engine {
             .iter()
             .take(MENTION_POOL)
             .any(|r| r.ranks.mention.is_some());
-        let together = crate::matching::terms_together(g, &self.sources, &a, &query_terms);
-        a.matched = crate::matching::matches(a.confidence, a.names_repo, together);
-        if !a.matched && !crate::matching::nothing(a.confidence, a.names_repo, together) {
+        let evidence = crate::matching::Evidence {
+            strength: a.confidence,
+            names_repo: a.names_repo,
+            together: crate::matching::terms_together(g, &self.sources, &a, &query_terms),
+            similarity: sims.as_ref().and_then(|s| {
+                ranked
+                    .iter()
+                    .take(10)
+                    .filter_map(|r| s.get(r.node as usize).copied())
+                    .filter(|x| x.is_finite())
+                    .reduce(f32::max)
+            }),
+        };
+        a.matched = crate::matching::matches(evidence);
+        if !a.matched && !crate::matching::nothing(evidence) {
             let note = crate::matching::weak_note(a.confidence);
             a.text = a.text.replacen(crate::render::NOTE, &note, 1);
             a.tokens = crate::tokens::count(q.encoding, &a.text);

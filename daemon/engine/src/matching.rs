@@ -63,14 +63,39 @@ pub fn terms_together(
     per_file.values().map(|s| s.len()).max().unwrap_or(0)
 }
 
+/// A cosine similarity (all-MiniLM-L6-v2) between the question and one of the best-ranked
+/// nodes at or above which the question matches: a paraphrase shares no word with the code,
+/// and only the vectors see that it is about it.
+pub const MATCH_SIMILARITY: f32 = 0.5;
+/// Below this best similarity, with nothing else, nothing matches.
+pub const NOTHING_SIMILARITY: f32 = 0.3;
+
+/// What an answer's match is judged on.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence {
+    /// [`crate::engine::match_strength`] of the shown code.
+    pub strength: f32,
+    /// The question names one of the repository's identifiers or files.
+    pub names_repo: bool,
+    /// [`terms_together`].
+    pub together: usize,
+    /// The best cosine similarity among the best-ranked nodes, when vectors ranked.
+    pub similarity: Option<f32>,
+}
+
 /// Whether an answer with this evidence matches its question.
-pub fn matches(strength: f32, names_repo: bool, together: usize) -> bool {
-    names_repo || (strength >= MIN_STRENGTH && together >= MIN_TERMS_TOGETHER)
+pub fn matches(e: Evidence) -> bool {
+    e.names_repo
+        || (e.strength >= MIN_STRENGTH && e.together >= MIN_TERMS_TOGETHER)
+        || e.similarity.is_some_and(|s| s >= MATCH_SIMILARITY)
 }
 
 /// Whether nothing in the answer matches its question at all.
-pub fn nothing(strength: f32, names_repo: bool, together: usize) -> bool {
-    !names_repo && strength < NOTHING_BELOW && together < MIN_TERMS_TOGETHER
+pub fn nothing(e: Evidence) -> bool {
+    !e.names_repo
+        && e.strength < NOTHING_BELOW
+        && e.together < MIN_TERMS_TOGETHER
+        && e.similarity.is_none_or(|s| s < NOTHING_SIMILARITY)
 }
 
 /// The usage note of an answer that matches only weakly: in place of the usual one, and no
@@ -120,15 +145,33 @@ mod tests {
 
     #[test]
     fn names_decide_alone_and_scores_need_words_together() {
-        assert!(matches(0.0, true, 0));
-        assert!(matches(0.9, false, 2));
-        assert!(!matches(0.9, false, 1), "one stray word is no match");
+        let e = |strength, names_repo, together| Evidence {
+            strength,
+            names_repo,
+            together,
+            similarity: None,
+        };
+        assert!(matches(e(0.0, true, 0)));
+        assert!(matches(e(0.9, false, 2)));
+        assert!(!matches(e(0.9, false, 1)), "one stray word is no match");
         assert!(
-            !matches(0.5, false, 5),
+            !matches(e(0.5, false, 5)),
             "words together, but too little of the question"
         );
-        assert!(nothing(0.0, false, 0) && nothing(0.09, false, 1));
-        assert!(!nothing(0.09, false, 2) && !nothing(0.1, false, 0) && !nothing(0.0, true, 0));
+        assert!(nothing(e(0.0, false, 0)) && nothing(e(0.09, false, 1)));
+        assert!(!nothing(e(0.09, false, 2)) && !nothing(e(0.1, false, 0)));
+        assert!(!nothing(e(0.0, true, 0)));
+        // A paraphrase: no word in common, the vectors see it.
+        let paraphrase = Evidence {
+            similarity: Some(0.6),
+            ..e(0.0, false, 0)
+        };
+        assert!(matches(paraphrase) && !nothing(paraphrase));
+        let unrelated = Evidence {
+            similarity: Some(0.1),
+            ..e(0.0, false, 0)
+        };
+        assert!(!matches(unrelated) && nothing(unrelated));
         let note = weak_note(0.41);
         assert!(note.contains("41 %"));
         let (enc, usual) = (Encoding::default(), crate::render::NOTE);
