@@ -943,8 +943,14 @@ impl Engine {
             a.text = a.text.replacen(crate::render::NOTE, &note, 1);
             a.tokens = crate::tokens::count(q.encoding, &a.text);
         } else if !a.matched && !g.files.is_empty() {
-            a.text = crate::matching::nothing_matched_text(&a, q.encoding, q.budget);
-            a.tokens = crate::tokens::count(q.encoding, &a.text);
+            let text = crate::matching::nothing_matched_text(&a, q.encoding, q.budget);
+            let tokens = crate::tokens::count(q.encoding, &text);
+            // A budget too small for the sentence keeps the answer it had, which fit.
+            if q.budget != 0 && tokens > q.budget {
+                return a;
+            }
+            a.text = text;
+            a.tokens = tokens;
             // What the text shows: no code, the nearest as pointers.
             a.pointers = std::mem::take(&mut a.nodes)
                 .into_iter()
