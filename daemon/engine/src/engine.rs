@@ -927,7 +927,13 @@ impl Engine {
         let evidence = crate::matching::Evidence {
             strength: a.confidence,
             names_repo: a.names_repo,
-            together: crate::matching::terms_together(g, &self.sources, &a, &query_terms),
+            together: crate::matching::terms_together(
+                g,
+                &self.sources,
+                &self.lines,
+                &a,
+                &query_terms,
+            ),
             similarity: sims.as_ref().and_then(|s| {
                 ranked
                     .iter()
@@ -937,31 +943,7 @@ impl Engine {
                     .reduce(f32::max)
             }),
         };
-        a.matched = crate::matching::matches(evidence);
-        if !a.matched && !crate::matching::nothing(evidence) {
-            let note = crate::matching::weak_note(a.confidence);
-            a.text = a.text.replacen(crate::render::NOTE, &note, 1);
-            a.tokens = crate::tokens::count(q.encoding, &a.text);
-        } else if !a.matched && !g.files.is_empty() {
-            let text = crate::matching::nothing_matched_text(&a, q.encoding, q.budget);
-            let tokens = crate::tokens::count(q.encoding, &text);
-            // A budget too small for the sentence keeps the answer it had, which fit.
-            if q.budget != 0 && tokens > q.budget {
-                return a;
-            }
-            a.text = text;
-            a.tokens = tokens;
-            // What the text shows: no code, the nearest as pointers.
-            a.pointers = std::mem::take(&mut a.nodes)
-                .into_iter()
-                .map(|n| crate::render::Pointer {
-                    id: n.id,
-                    tokens: n.tokens,
-                })
-                .collect();
-            a.inside_whole.clear();
-            a.references.clear();
-        }
+        crate::matching::judge(&mut a, evidence, q.encoding, q.budget);
         a
     }
 

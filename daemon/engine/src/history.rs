@@ -145,15 +145,7 @@ impl History {
     /// number of files it changed. Best first; empty when no message shares a term.
     pub fn file_scores(&self, terms: &[(String, f32)]) -> Vec<(&str, f32)> {
         let scores = self.messages.score(terms);
-        let mut best: Vec<u32> = (0..scores.len() as u32)
-            .filter(|&c| scores[c as usize] > 0.0)
-            .collect();
-        best.sort_by(|&a, &b| {
-            scores[b as usize]
-                .total_cmp(&scores[a as usize])
-                .then(a.cmp(&b))
-        });
-        best.truncate(VOTING_COMMITS);
+        let best = crate::index::best_first(&scores, VOTING_COMMITS);
         let mut files: HashMap<u32, f32> = HashMap::new();
         for c in best {
             let t = &self.touched[c as usize];

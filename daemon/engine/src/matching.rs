@@ -19,8 +19,9 @@
 //! recall at 4000 tokens (issue texts use many words the code does not).
 
 use crate::index::Sources;
+use crate::lines::LineIndex;
 use crate::link::Graph;
-use crate::render::Answer;
+use crate::render::{Answer, Pointer};
 use crate::tokens::{Encoding, count};
 
 /// The match strength at or above which an answer matches, with enough words together.
@@ -39,6 +40,7 @@ const NEAREST: usize = 5;
 pub fn terms_together(
     g: &Graph,
     sources: &Sources,
+    lines: &LineIndex,
     answer: &Answer,
     terms: &[(String, f32)],
 ) -> usize {
@@ -50,7 +52,7 @@ pub fn terms_together(
             continue;
         };
         let src = &sources[file as usize];
-        let starts = crate::lines::line_starts(src);
+        let starts = lines.starts(file, src);
         let found = per_file.entry(n.path.as_str()).or_default();
         for line in crate::lines::lines_of(src, &starts, n.start_line, n.end_line) {
             crate::index::tokenize::for_each_token(&line, |t| {
@@ -106,6 +108,39 @@ pub fn weak_note(strength: f32) -> String {
          code. Expand a → id for more.",
         strength * 100.0
     )
+}
+
+/// Sets `answer.matched` from `e`, and reshapes the answer by the verdict: a weak match says so
+/// in place of its usage note (never longer, so the budget holds); nothing at all becomes
+/// [`nothing_matched_text`], its shown nodes pointers — unless the folder holds no code (its
+/// answer already says so) or the budget cannot hold the sentence (the answer it had fit).
+pub fn judge(answer: &mut Answer, e: Evidence, enc: Encoding, budget: usize) {
+    answer.matched = matches(e);
+    if answer.matched || answer.provenance.files == 0 {
+        return;
+    }
+    if !nothing(e) {
+        let note = weak_note(answer.confidence);
+        answer.text = answer.text.replacen(crate::render::NOTE, &note, 1);
+        answer.tokens = count(enc, &answer.text);
+        return;
+    }
+    let text = nothing_matched_text(answer, enc, budget);
+    let tokens = count(enc, &text);
+    if budget != 0 && tokens > budget {
+        return;
+    }
+    answer.text = text;
+    answer.tokens = tokens;
+    answer.pointers = std::mem::take(&mut answer.nodes)
+        .into_iter()
+        .map(|n| Pointer {
+            id: n.id,
+            tokens: n.tokens,
+        })
+        .collect();
+    answer.inside_whole.clear();
+    answer.references.clear();
 }
 
 /// The text of an answer whose code matches nothing: its first line (the provenance), a

@@ -93,6 +93,27 @@ fn content_text(g: &Graph, sources: &Sources, node: u32) -> String {
     text
 }
 
+/// The indexes of `scores` above zero, best first (ties by index), at most `depth`: a
+/// signal's ranking, the commits most like a question, the files history favours.
+pub fn best_first(scores: &[f32], depth: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..scores.len() as u32)
+        .filter(|&i| scores[i as usize] > 0.0)
+        .collect();
+    let depth = depth.min(v.len());
+    if depth == 0 {
+        return Vec::new();
+    }
+    let by_score = |a: &u32, b: &u32| {
+        scores[*b as usize]
+            .total_cmp(&scores[*a as usize])
+            .then(a.cmp(b))
+    };
+    v.select_nth_unstable_by(depth - 1, by_score);
+    v.truncate(depth);
+    v.sort_by(by_score);
+    v
+}
+
 /// The version of a node's source: a hash of its bytes (FNV-1a, stable across builds), never
 /// 0 (which means "any version" to a reader who only knows an id).
 pub fn node_version(g: &Graph, sources: &Sources, node: u32) -> u64 {

@@ -217,14 +217,7 @@ pub fn compute(inp: &Inputs<'_>, candidates: &[u32]) -> Vec<[f32; N]> {
     // The history's files: each one's score relative to the best, and its rank (1 = best).
     let history = inp.history.unwrap_or(&[]);
     let hmax = max_of(history).max(1e-6);
-    let mut by_history: Vec<u32> = (0..history.len() as u32)
-        .filter(|&f| history[f as usize] > 0.0)
-        .collect();
-    by_history.sort_by(|&a, &b| {
-        history[b as usize]
-            .total_cmp(&history[a as usize])
-            .then(a.cmp(&b))
-    });
+    let by_history = crate::index::best_first(history, history.len());
     let history_rank: HashMap<u32, u32> = by_history
         .iter()
         .enumerate()

@@ -21,16 +21,9 @@ const PER_FILE: usize = 2;
 /// file), its [`PER_FILE`] definitions with the highest positive `content` score, best file
 /// first.
 pub fn order(g: &Graph, file_scores: &[f32], content: &[f32]) -> Vec<u32> {
-    let mut files: Vec<u32> = (0..file_scores.len().min(g.files.len()) as u32)
-        .filter(|&f| file_scores[f as usize] > 0.0)
-        .collect();
-    files.sort_by(|&a, &b| {
-        file_scores[b as usize]
-            .total_cmp(&file_scores[a as usize])
-            .then(a.cmp(&b))
-    });
+    let scores = &file_scores[..file_scores.len().min(g.files.len())];
     let mut out = Vec::new();
-    for f in files.into_iter().take(FILES) {
+    for f in crate::index::best_first(scores, FILES) {
         let (start, end) = (
             g.file_start[f as usize],
             g.file_start

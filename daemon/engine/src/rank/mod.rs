@@ -15,6 +15,8 @@ pub mod mentions;
 pub mod reach;
 
 use crate::index::Index;
+// A signal's ordering: positive scores, best first, at most a depth.
+use crate::index::best_first as order;
 use crate::index::pagerank::personalised;
 use crate::link::Graph;
 use crate::model::DefKind;
@@ -197,29 +199,6 @@ fn walk_seeds<'a>(n: usize, lists: impl IntoIterator<Item = &'a [u32]>) -> Vec<f
 /// How many of each signal's best nodes seed the personalised walk.
 const WALK_SEEDS: usize = 30;
 
-/// The ordering of one signal: nodes with a positive score, best first, at most `depth`.
-fn order(scores: &[f32], depth: usize) -> Vec<u32> {
-    let mut v: Vec<u32> = (0..scores.len() as u32)
-        .filter(|&i| scores[i as usize] > 0.0)
-        .collect();
-    let depth = depth.min(v.len());
-    if depth == 0 {
-        return Vec::new();
-    }
-    v.select_nth_unstable_by(depth - 1, |&a, &b| {
-        scores[b as usize]
-            .total_cmp(&scores[a as usize])
-            .then(a.cmp(&b))
-    });
-    v.truncate(depth);
-    v.sort_by(|&a, &b| {
-        scores[b as usize]
-            .total_cmp(&scores[a as usize])
-            .then(a.cmp(&b))
-    });
-    v
-}
-
 /// Which model orders the candidates.
 ///
 /// The learned model is trained on short commit messages and on whole bug reports, so it has
@@ -254,7 +233,7 @@ pub struct Evidence<'a> {
 }
 
 /// Every signal's view of one question, before the candidates are ordered.
-struct Signals {
+struct Signals<'a> {
     content: Vec<f32>,
     summary: Vec<f32>,
     mention: Vec<f32>,
@@ -265,7 +244,7 @@ struct Signals {
     /// What the history signal added to each node's fused score (after demotions).
     history_share: std::collections::HashMap<u32, f32>,
     /// The history's score per file, when the repository has history.
-    history_files: Option<Vec<f32>>,
+    history_files: Option<&'a [f32]>,
     /// The fused candidate pool: reciprocal rank fusion with demotions.
     fused: std::collections::HashMap<u32, Ranked>,
     intent: Intent,
@@ -273,14 +252,14 @@ struct Signals {
     lexical_evidence: bool,
 }
 
-fn signals(
+fn signals<'a>(
     g: &Graph,
     ix: &Index,
     question: &str,
     terms: &[(String, f32)],
-    evidence: Evidence<'_>,
+    evidence: Evidence<'a>,
     tuning: &Tuning,
-) -> Signals {
+) -> Signals<'a> {
     let semantic = evidence.semantic;
     let n = g.nodes.len();
     // One snapshot of the content index for both of its uses (a merge may swap it between).
@@ -379,28 +358,32 @@ fn signals(
     let seeds = &mention[..mention.len().min(reach::SEEDS)];
     let reached = reach::reach(g, seeds, &content_scores, reach::DEPTH);
     add(&reached, reach::DEPTH, w.reach, |s, r| s.reach = Some(r));
+
+    for r in fused.values_mut() {
+        demote(g, r, intent, terms, mention_scores[r.node as usize]);
+    }
+    // The history's list joins last, demoted like the rest, so that what it added is known:
+    // the learned model's fusion feature leaves it out (see `pool_features`).
     let history = match evidence.history {
         Some(files) if w.history > 0.0 => history::order(g, files, &content_scores),
         _ => Vec::new(),
     };
-    add(&history, history::DEPTH, w.history, |s, r| {
-        s.history = Some(r)
-    });
-
-    let mut history_share: std::collections::HashMap<u32, f32> = history
-        .iter()
-        .take(history::DEPTH)
-        .enumerate()
-        .map(|(r, &node)| (node, w.history / (RRF_K + r as f32 + 1.0)))
-        .collect();
-    for r in fused.values_mut() {
-        let before = r.score;
-        demote(g, r, intent, terms, mention_scores[r.node as usize]);
-        if r.score != before
-            && let Some(share) = history_share.get_mut(&r.node)
-        {
-            *share *= r.score / before;
-        }
+    let mut history_share = std::collections::HashMap::new();
+    for (r, &node) in history.iter().take(history::DEPTH).enumerate() {
+        let mut share = Ranked {
+            node,
+            score: w.history / (RRF_K + r as f32 + 1.0),
+            ranks: SignalRanks::default(),
+            probability: None,
+        };
+        demote(g, &mut share, intent, terms, mention_scores[node as usize]);
+        let e = fused.entry(node).or_insert(Ranked {
+            score: 0.0,
+            ..share
+        });
+        e.score += share.score;
+        e.ranks.history = Some(r as u32 + 1);
+        history_share.insert(node, share.score);
     }
     Signals {
         lexical_evidence,
@@ -410,7 +393,7 @@ fn signals(
         graph,
         semantic,
         history_share,
-        history_files: evidence.history.map(<[f32]>::to_vec),
+        history_files: evidence.history,
         fused,
         intent,
     }
@@ -446,7 +429,7 @@ fn sorted(mut out: Vec<Ranked>) -> Vec<Ranked> {
 fn pool_features(
     g: &Graph,
     ix: &Index,
-    s: &Signals,
+    s: &Signals<'_>,
     question: &str,
     terms: &[(String, f32)],
 ) -> Vec<(u32, [f32; features::N])> {
@@ -489,7 +472,7 @@ fn pool_features(
         question,
         terms,
         title_content: &title_content,
-        history: s.history_files.as_deref(),
+        history: s.history_files,
     };
     let xs = features::compute(&inputs, &candidates);
     candidates.into_iter().zip(xs).collect()
