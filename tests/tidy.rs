@@ -16,7 +16,14 @@ fn doc() -> String {
 }
 
 /// The code map's source folders.
-const SOURCES: [&str; 8] = [
+const SOURCES: [&str; 15] = [
+    "daemon/util/src",
+    "daemon/tokens/src",
+    "daemon/scrub/src",
+    "daemon/fit/src",
+    "daemon/parse/src",
+    "daemon/graph/src",
+    "daemon/embed/src",
     "daemon/engine/src",
     "daemon/src",
     "proto/request/src",

@@ -13,28 +13,24 @@
 pub mod config;
 pub mod embed;
 pub mod engine;
-pub mod fit;
 pub mod history;
 pub mod index;
-pub mod lines;
-pub mod link;
 pub mod matching;
 pub mod memory;
-pub mod model;
 pub mod pack;
-mod par;
-pub mod parse;
 pub mod question;
 pub mod rank;
 pub mod render;
-pub mod repo;
-pub mod scrub;
 pub mod snapshot;
-pub mod store;
 #[doc(hidden)]
 pub mod testing;
-pub mod tokens;
-pub mod walk;
+
+pub use fittok_fit as fit;
+pub use fittok_graph::{link, repo, store};
+pub use fittok_parse::{model, parse, walk};
+pub use fittok_scrub as scrub;
+pub use fittok_tokens as tokens;
+pub use fittok_util::lines;
 
 #[cfg(test)]
 mod update_tests;

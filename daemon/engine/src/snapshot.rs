@@ -29,11 +29,11 @@ const FORMAT: u32 = 1;
 /// magic, format, engine id, walk hash, metadata length, source count, checksum.
 const HEADER_BYTES: usize = 8 + 4 + 8 * 5;
 
-/// Identifies the engine build: snapshots from any other one are ignored.
-pub const ENGINE_ID: u64 = match u64::from_str_radix(env!("FITTOK_ENGINE_ID"), 16) {
-    Ok(id) => id,
-    Err(_) => 0,
-};
+/// Identifies the build of everything a snapshot holds: the parser, the linker and the
+/// indexes. Snapshots written by a build that differs in any of them are ignored.
+pub const ENGINE_ID: u64 = fittok_util::source_id::parse_id(env!("FITTOK_SOURCE_ID"))
+    ^ fittok_graph::SOURCE_ID.rotate_left(13)
+    ^ fittok_parse::PARSER_ID.rotate_left(29);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

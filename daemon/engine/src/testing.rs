@@ -1,97 +1,19 @@
-//! A deterministic generator for tests and benchmarks (this crate's and the end-to-end ones):
-//! xorshift64 (13, 7, 17). Random-input tests use it so that a failure repeats exactly.
+//! Test helpers: the deterministic generator (for the end-to-end tests too), and for this
+//! crate's tests a linked graph of a few files, a node by name, a temporary repository and a
+//! file too big for its outline.
 
-#[doc(hidden)]
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed` (0 is replaced: xorshift would stay at 0 forever).
-    pub fn new(seed: u64) -> Rng {
-        Rng(if seed == 0 {
-            0x2545_F491_4F6C_DD1D
-        } else {
-            seed
-        })
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    /// One of `items` (which must not be empty).
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
-
-/// A fresh directory `fittok-{name}-{pid}` under the temporary directory holding `files`
-/// (path, text).
 #[cfg(test)]
-pub(crate) fn temp_repo(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fittok-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// A linked graph of `files` (path, source), each parsed in the language its path says.
-#[cfg(test)]
-pub(crate) fn graph_of(files: &[(&str, &str)]) -> crate::link::Graph {
-    let parsed = files
-        .iter()
-        .map(|(path, src)| {
-            let lang = crate::model::Lang::from_path(path).expect("known language");
-            std::sync::Arc::new(crate::parse::parse_file(path, lang, src.as_bytes()))
-        })
-        .collect();
-    crate::link::link(parsed)
-}
-
-/// The first node of `g` named `name` (definitions in order: a class before its constructor);
-/// panics, naming it, when there is none.
-#[cfg(test)]
-pub(crate) fn node_named(g: &crate::link::Graph, name: &str) -> u32 {
-    (0..g.nodes.len() as u32)
-        .find(|&n| g.def(n).name == name)
-        .unwrap_or_else(|| panic!("no node named {name}"))
-}
+pub use fittok_graph::testing::{graph_of, node_named, temp_repo};
+pub use fittok_util::testing::Rng;
 
 /// `books.py`: a two-line `parse_amount` and a `Ledger` class of 150 small methods, far too big
 /// for its outline in a small answer.
 #[cfg(test)]
-pub(crate) fn ledger_source() -> String {
+pub fn ledger_source() -> String {
     let members: String = (0..150)
         .map(|i| format!("    def entry_{i}(self):\n        return self.rows[{i}]\n\n"))
         .collect();
     format!(
         "def parse_amount(text):\n    return int(text)\n\n\nclass Ledger:\n    \"\"\"Ledger of amounts.\"\"\"\n\n{members}"
     )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_sequence_repeats_and_stays_in_range() {
-        let mut a = super::Rng::new(7);
-        let mut b = super::Rng::new(7);
-        for _ in 0..100 {
-            assert_eq!(a.next_u64(), b.next_u64());
-            assert!(a.below(10) < 10);
-            b.below(10);
-        }
-        assert_ne!(super::Rng::new(0).next_u64(), 0);
-    }
 }

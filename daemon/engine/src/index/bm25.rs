@@ -13,7 +13,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::tokenize::{FnvBuild, for_each_token};
+use super::tokenize::for_each_token;
+use fittok_util::hash::FnvBuild;
 
 mod segment;
 

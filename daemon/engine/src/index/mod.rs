@@ -11,7 +11,7 @@ use crate::link::{Edge, EdgeKind, Graph};
 use crate::model::DefKind;
 
 /// The bytes of every file in the graph, aligned with `graph.files`.
-pub type Sources = Vec<Arc<[u8]>>;
+pub use crate::repo::Sources;
 
 /// How much of one node's text goes into the content index: enough for any function; huge
 /// containers are represented by their own text minus their members (see [`node_text`]).
@@ -79,7 +79,7 @@ fn join_or<T>(handle: std::thread::ScopedJoinHandle<'_, T>, redo: impl FnOnce() 
 
 fn text_hash(text: &str) -> u64 {
     use std::hash::Hasher;
-    let mut h = tokenize::Fnv::default();
+    let mut h = fittok_util::hash::Fnv::default();
     h.write(text.as_bytes());
     h.finish()
 }

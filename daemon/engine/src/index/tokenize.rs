@@ -174,34 +174,10 @@ const STOP: &[&str] = &[
     "ref",
 ];
 
-/// FNV-1a: a fast hash for the short strings tokens are (std's SipHash resists hash
-/// flooding, which an index of one's own repository does not need).
-#[derive(Default, Clone, Copy)]
-pub struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-pub type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
-
 fn is_stop(word: &str) -> bool {
-    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str, FnvBuild>> =
-        std::sync::OnceLock::new();
+    static SET: std::sync::OnceLock<
+        std::collections::HashSet<&'static str, fittok_util::hash::FnvBuild>,
+    > = std::sync::OnceLock::new();
     SET.get_or_init(|| STOP.iter().copied().collect())
         .contains(word)
 }

@@ -152,7 +152,7 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
     }
     // One pass over the files looks up each file's name (hashed ASCII-lower-cased, no
     // allocation): a location can only name files of its own name.
-    let mut by_name: std::collections::HashMap<u64, Vec<usize>, crate::index::tokenize::FnvBuild> =
+    let mut by_name: std::collections::HashMap<u64, Vec<usize>, fittok_util::hash::FnvBuild> =
         Default::default();
     for (li, loc) in locations.iter().enumerate() {
         if let Some(name) = loc.components.last() {

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::index::tokenize::{FnvBuild, for_each_token};
+use crate::index::tokenize::for_each_token;
+use fittok_util::hash::FnvBuild;
 
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Segment {

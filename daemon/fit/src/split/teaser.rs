@@ -2,7 +2,7 @@
 //! telling sentence, a model's summary) and which sections stay nearest the root.
 
 use super::{Planner, Section, TEASER_MAX, join, words};
-use crate::fit::scan::Line;
+use crate::scan::Line;
 
 impl Planner<'_> {
     /// The first paragraph of a section body, when short: kept beside the link.

@@ -17,7 +17,10 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
-use crate::tokens::{Encoding, count};
+use fittok_tokens::{Encoding, count};
+
+#[cfg(test)]
+use fittok_util::testing;
 
 /// How sizes are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

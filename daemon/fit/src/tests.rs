@@ -630,7 +630,7 @@ fn a_long_fence_opening_line_does_not_grow_the_tree() {
 #[test]
 fn long_lines_inside_a_fence_go_alone() {
     fuzz_input_fits(include_bytes!(
-        "../../../../fuzz/regressions/fit_plan-unclosed-fence.bin"
+        "../../../fuzz/regressions/fit_plan-unclosed-fence.bin"
     ));
 }
 
@@ -640,7 +640,7 @@ fn long_lines_inside_a_fence_go_alone() {
 #[test]
 fn a_text_whose_lines_undercount_is_still_split() {
     fuzz_input_fits(include_bytes!(
-        "../../../../fuzz/regressions/fit_plan-open-504.bin"
+        "../../../fuzz/regressions/fit_plan-open-504.bin"
     ));
 }
 

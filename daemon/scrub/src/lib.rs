@@ -21,6 +21,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+#[cfg(test)]
+use fittok_util::testing;
+
 pub use assign::Dialect;
 
 /// One secret found.
@@ -260,3 +263,7 @@ pub fn masked(secret: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// This crate's sources, hashed: parses made under other scrubbing rules may hold what the
+/// current rules redact, so the parse cache's identity includes it.
+pub const SOURCE_ID: u64 = fittok_util::source_id::parse_id(env!("FITTOK_SOURCE_ID"));

@@ -12,6 +12,9 @@ use crate::parse::parse_file;
 use crate::store::{FileStamp, Store, fnv};
 use crate::walk::{SourceFile, WalkError, WalkOptions, WalkReport, list, read};
 
+/// Every file's bytes (scrubbed), by file index of the graph.
+pub type Sources = Vec<Arc<[u8]>>;
+
 #[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Timings {
     pub walk: Duration,
@@ -265,7 +268,7 @@ pub struct Previous {
 pub fn build_with_sources(
     root: &Path,
     opts: BuildOptions<'_>,
-) -> Result<(RepoGraph, crate::index::Sources), WalkError> {
+) -> Result<(RepoGraph, Sources), WalkError> {
     let default_walk = WalkOptions::default();
     let walk_opts = opts.walk.unwrap_or(&default_walk);
     let t0 = Instant::now();
@@ -385,7 +388,7 @@ pub fn build_with_sources(
 
 impl RepoGraph {
     /// This build as the previous one of the next update.
-    pub fn previous(&self, sources: &crate::index::Sources, changed: HashSet<String>) -> Previous {
+    pub fn previous(&self, sources: &Sources, changed: HashSet<String>) -> Previous {
         Previous {
             files: self
                 .graph

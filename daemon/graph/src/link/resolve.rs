@@ -22,7 +22,7 @@ pub struct Symbols {
 
 /// The symbol tables hash names by FNV: built for every link and update (a fifth of a kafka
 /// save with SipHash), over a repository's own names, which need no defence against flooding.
-type Table<K, V> = HashMap<K, V, crate::index::tokenize::FnvBuild>;
+type Table<K, V> = HashMap<K, V, fittok_util::hash::FnvBuild>;
 
 /// Between owner and member in a member key: a character no identifier holds.
 const MEMBER_SEPARATOR: char = '\u{1}';

@@ -73,7 +73,7 @@ mod tests {
         let vectors = unit_vectors(200, 384, 7);
         let query = &unit_vectors(1, 384, 99)[0];
         for v in &vectors {
-            let exact = crate::embed::dot(v, query);
+            let exact = crate::dot(v, query);
             let q = QuantizedVector::new(v);
             assert!(
                 (q.dot(query) - exact).abs() < 1e-3,
@@ -115,7 +115,7 @@ mod tests {
                 ids.truncate(10);
                 ids
             };
-            let exact = top(&|i| crate::embed::dot(&vectors[i], &query));
+            let exact = top(&|i| crate::dot(&vectors[i], &query));
             let approx = top(&|i| quantized[i].dot(&query));
             kept += exact.iter().filter(|i| approx.contains(i)).count();
         }

@@ -2,7 +2,7 @@
 //! boundaries (a fence closed and reopened around each cut).
 
 use super::{Planner, join};
-use crate::fit::scan::{Line, scan};
+use crate::scan::{Line, scan};
 
 impl Planner<'_> {
     /// No usable headings: the opening heading (if any) stays; the blocks after it are packed

@@ -19,12 +19,7 @@ const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const VECTORS: TableDefinition<u128, &[u8]> = TableDefinition::new("vectors");
 const PARSES: TableDefinition<&str, &[u8]> = TableDefinition::new("parses");
 
-/// Identifies the parser build: parse results from another one are re-parsed. Computed by
-/// build.rs from the sources of the walk, model and parse stages.
-pub const PARSER_ID: u64 = match u64::from_str_radix(env!("FITTOK_PARSER_ID"), 16) {
-    Ok(id) => id,
-    Err(_) => 0,
-};
+pub use fittok_parse::PARSER_ID;
 
 /// What the parse cache knows of a file besides its parse.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -86,15 +81,7 @@ fn is_permission(e: &redb::DatabaseError) -> bool {
     }
 }
 
-/// FNV-1a over bytes from a given offset basis.
-pub fn fnv(bytes: &[u8], basis: u64) -> u64 {
-    let mut h = basis;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01B3);
-    }
-    h
-}
+pub use fittok_util::hash::fnv;
 
 /// A stable 128-bit key for (model, text): stable across runs, platforms and Rust versions.
 pub fn vector_key(model: &str, text: &str) -> u128 {

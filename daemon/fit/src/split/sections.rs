@@ -2,7 +2,7 @@
 //! level down when even their links are too many for the node.
 
 use super::{Planner, Section, join, slug};
-use crate::fit::scan::Line;
+use crate::scan::Line;
 
 impl Planner<'_> {
     pub(super) fn split_sections(
