@@ -802,7 +802,19 @@ impl Engine {
         }
     }
 
-    fn repo_name(&self) -> String {
+    /// A navigation answer when `q` asks for one ("who calls X") and X names a definition.
+    fn navigation_for(&self, q: &Query) -> Option<Answer> {
+        let (direction, target) = crate::navigate::route::route(&q.question)?;
+        let nav = crate::navigate::Navigation {
+            budget: q.budget,
+            encoding: q.encoding,
+            freshness: q.freshness.clone(),
+            ..crate::navigate::Navigation::new(target, direction)
+        };
+        self.navigate(&nav).ok()
+    }
+
+    pub(crate) fn repo_name(&self) -> String {
         self.repo
             .root
             .file_name()
@@ -811,6 +823,9 @@ impl Engine {
     }
 
     pub fn query(&self, q: &Query) -> Answer {
+        if let Some(answer) = self.navigation_for(q) {
+            return answer;
+        }
         let g = &self.repo.graph;
         let question = self.boilerplate.strip(&q.question);
         let query_terms = crate::index::bm25::query_terms(&question);

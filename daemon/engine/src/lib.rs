@@ -17,6 +17,7 @@ pub mod history;
 pub mod index;
 pub mod matching;
 pub mod memory;
+pub mod navigate;
 pub mod pack;
 pub mod question;
 pub mod rank;

@@ -356,12 +356,14 @@ fn dump(g: &Graph) -> Vec<String> {
     for (f, s) in g.files.iter().zip(&g.stats) {
         out.push(format!("stats {} {:?}", f.path, s));
     }
-    for (f, r, t) in &g.resolutions {
+    for r in &g.resolutions {
         out.push(format!(
-            "resolved {}:{} -> {}",
-            g.files[*f as usize].path,
-            r,
-            key(*t)
+            "resolved {}:{} -> {} {:?} of {}",
+            g.files[r.file as usize].path,
+            r.reference(),
+            key(r.target),
+            r.how(),
+            r.candidates()
         ));
     }
     out.sort();

@@ -64,6 +64,83 @@ pub struct FileStats {
     pub imports_resolved: u32,
 }
 
+/// How a reference found its definition: what a reader weighs before trusting an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum How {
+    /// Defined in the same file, in a scope that encloses the reference.
+    Scope,
+    /// Through an import, a module path or a wildcard import.
+    Import,
+    /// In the same package (a Go directory, a Java package).
+    Package,
+    /// A member of a known type: `self`/`this`/`super`, a typed receiver, `Type::f`.
+    Member,
+    /// The only definition of that name in the language; the receiver's type is unknown.
+    Name,
+}
+
+impl How {
+    const ALL: [How; 5] = [
+        How::Scope,
+        How::Import,
+        How::Package,
+        How::Member,
+        How::Name,
+    ];
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            How::Scope => "in scope",
+            How::Import => "by import",
+            How::Package => "same package",
+            How::Member => "by receiver type",
+            How::Name => "by unique name",
+        }
+    }
+}
+
+/// One resolved reference: 12 bytes (a repository holds about a million).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    pub file: u32,
+    /// The reference's index in its file (low 24 bits), [`How`] (3 bits) and the number of
+    /// definitions it resolved to, capped at 31 (5 bits).
+    packed: u32,
+    /// The first definition it resolved to.
+    pub target: u32,
+}
+
+impl Resolution {
+    const INDEX_BITS: u32 = 24;
+
+    pub fn new(file: u32, reference: u32, target: u32, how: How, candidates: usize) -> Self {
+        let index = reference & ((1 << Self::INDEX_BITS) - 1);
+        let how = How::ALL.iter().position(|&h| h == how).unwrap_or(0) as u32;
+        let n = candidates.min(31) as u32;
+        Resolution {
+            file,
+            packed: index | how << Self::INDEX_BITS | n << (Self::INDEX_BITS + 3),
+            target,
+        }
+    }
+
+    /// The reference's index in its file.
+    pub fn reference(self) -> u32 {
+        self.packed & ((1 << Self::INDEX_BITS) - 1)
+    }
+
+    pub fn how(self) -> How {
+        How::ALL[((self.packed >> Self::INDEX_BITS) & 7) as usize % How::ALL.len()]
+    }
+
+    /// How many definitions the reference resolved to (31 or more: 31): above one, the name
+    /// is shared and every candidate got an edge.
+    pub fn candidates(self) -> u32 {
+        self.packed >> (Self::INDEX_BITS + 3)
+    }
+}
+
 /// The code graph: files, their definitions as nodes, and resolved edges.
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Graph {
@@ -78,8 +155,8 @@ pub struct Graph {
     pub stats: Vec<FileStats>,
     /// (file, reference index) of every reference that did not resolve.
     pub unresolved: Vec<(u32, u32)>,
-    /// (file, reference index, first target node) of every reference that resolved.
-    pub resolutions: Vec<(u32, u32, u32)>,
+    /// Every reference that resolved, in file and reference order.
+    pub resolutions: Vec<Resolution>,
     /// Outgoing and incoming edge indices per node.
     pub out_edges: Vec<Vec<u32>>,
     pub in_edges: Vec<Vec<u32>>,
@@ -345,7 +422,7 @@ struct Resolved {
     edges: Vec<Edge>,
     imports: Vec<(u32, u32)>,
     unresolved: Vec<(u32, u32)>,
-    resolutions: Vec<(u32, u32, u32)>,
+    resolutions: Vec<Resolution>,
     stats: Vec<FileStats>,
 }
 
@@ -405,13 +482,19 @@ fn resolve_files(
         }
         for (ri, r) in f.references.iter().enumerate() {
             s.references += 1;
-            let targets = scope.resolve(&r);
+            let (targets, how) = scope.resolve(&r);
             if targets.is_empty() {
                 unresolved.push((fi, ri as u32));
                 continue;
             }
             s.resolved += 1;
-            resolutions.push((fi, ri as u32, targets[0]));
+            resolutions.push(Resolution::new(
+                fi,
+                ri as u32,
+                targets[0],
+                how,
+                targets.len(),
+            ));
             let from = match r.scope {
                 Some(sc) => g.node_id(fi, sc),
                 None => continue, // module-level code: counted, but no node to hang it on

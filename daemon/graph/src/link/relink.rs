@@ -20,7 +20,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{
-    Edge, Graph, LinkTables, ModuleIndex, Resolved, finish, link, numbered, resolve, resolve_files,
+    Edge, Graph, LinkTables, ModuleIndex, Resolution, Resolved, finish, link, numbered, resolve,
+    resolve_files,
 };
 use crate::model::{DefKind, Definition, ParsedFile, RefKind};
 
@@ -258,9 +259,9 @@ fn relink_definitions(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: Vec<bo
             affected[f] = true;
         }
     }
-    for &(f, _, t) in &prev.resolutions {
-        if !affected[f as usize] && new_id(t).is_none() {
-            affected[f as usize] = true;
+    for r in &prev.resolutions {
+        if !affected[r.file as usize] && new_id(r.target).is_none() {
+            affected[r.file as usize] = true;
         }
     }
     let symbols = resolve::Symbols::build(&g);
@@ -311,8 +312,13 @@ fn splice(
         resolutions: prev
             .resolutions
             .iter()
-            .filter(|&&(f, _, _)| !redo[f as usize])
-            .filter_map(|&(f, r, t)| Some((f, r, new_id(t)?)))
+            .filter(|r| !redo[r.file as usize])
+            .filter_map(|&r| {
+                Some(Resolution {
+                    target: new_id(r.target)?,
+                    ..r
+                })
+            })
             .collect(),
         stats: prev.stats.clone(),
     };
@@ -331,7 +337,7 @@ fn splice(
     // `link` lists these in file order, each file's in reference order: a stable sort by
     // file restores that order around the spliced files.
     found.unresolved.sort_by_key(|&(f, _)| f);
-    found.resolutions.sort_by_key(|&(f, _, _)| f);
+    found.resolutions.sort_by_key(|r| r.file);
     found
 }
 

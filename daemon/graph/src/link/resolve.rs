@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::is_common_method;
-use super::{Graph, ModuleIndex};
+use super::{Graph, How, ModuleIndex};
 use crate::model::{DefKind, Lang, RefKind, Reference};
 
 const SELF_WORDS: &[&str] = &["self", "this", "cls", "Self"];
@@ -301,8 +301,9 @@ impl<'a> FileScope<'a> {
         }
     }
 
-    pub fn resolve(&self, r: &Reference) -> Vec<u32> {
-        let found = match r.receiver {
+    /// The definitions `r` refers to (none: unresolved), and how they were found.
+    pub fn resolve(&self, r: &Reference) -> (Vec<u32>, How) {
+        let (found, how) = match r.receiver {
             None => self.bare(r.name, r.kind, r.scope),
             Some(recv) => self.qualified(recv, r),
         };
@@ -312,7 +313,7 @@ impl<'a> FileScope<'a> {
             .collect();
         found.sort_unstable();
         found.dedup();
-        found
+        (found, how)
     }
 
     /// Ancestors of a scope in this file, innermost first.
@@ -345,7 +346,7 @@ impl<'a> FileScope<'a> {
         None
     }
 
-    fn bare(&self, name: &str, kind: RefKind, scope: Option<u32>) -> Vec<u32> {
+    fn bare(&self, name: &str, kind: RefKind, scope: Option<u32>) -> (Vec<u32>, How) {
         let f = &self.g.files[self.file as usize];
         // 1. Defined in this file, visible from the scope: top level or in an enclosing scope.
         let chain = self.scope_chain(scope);
@@ -369,20 +370,20 @@ impl<'a> FileScope<'a> {
             .filter(|&n| Self::fits(kind, self.g.def(n).kind))
             .collect();
         if !local.is_empty() {
-            return local;
+            return (local, How::Scope);
         }
         // 2. Imported.
         if let Some(b) = self.bindings.get(name) {
-            return b.defs.clone();
+            return (b.defs.clone(), How::Import);
         }
         // 3. Same package (Go directory, Java package), then wildcard imports.
         let pkg = self.top_level(&self.package_files, name);
         if !pkg.is_empty() {
-            return pkg;
+            return (pkg, How::Package);
         }
         let wild = self.exported(&self.wildcard_files, name);
         if !wild.is_empty() {
-            return wild;
+            return (wild, How::Import);
         }
         // 4. Java, C#, Ruby: an unqualified call is a method of this class or a base.
         if self.lang.implicit_self_calls()
@@ -390,7 +391,7 @@ impl<'a> FileScope<'a> {
         {
             let m = self.members_of(&owner, name);
             if !m.is_empty() {
-                return m;
+                return (m, How::Member);
             }
         }
         // 5. Ruby: constants are looked up lexically — from `A::B::C`, a `Base` is
@@ -399,7 +400,7 @@ impl<'a> FileScope<'a> {
         if self.lang == Lang::Ruby
             && let Some(found) = self.ruby_lexical_constant(scope, name, kind)
         {
-            return found;
+            return (found, How::Scope);
         }
         // Ruby: a bare call whose receiver is whatever mixes the method in (helpers included
         // into specs, module functions) resolves to the one method of that name, if one.
@@ -409,17 +410,18 @@ impl<'a> FileScope<'a> {
                     && matches!(self.g.def(n).kind, DefKind::Method | DefKind::Function)
             }));
             if !methods.is_empty() {
-                return methods;
+                return (methods, How::Name);
             }
         }
         // 6. A unique definition of that name in the language (tests only as a last resort).
-        self.unique(self.named(name).filter(|&n| {
+        let unique = self.unique(self.named(name).filter(|&n| {
             let d = self.g.def(n);
             self.same_family(n)
                 && Self::fits(kind, d.kind)
                 && d.kind != DefKind::Method
                 && d.kind != DefKind::Constructor
-        }))
+        }));
+        (unique, How::Name)
     }
 
     /// The definitions of constant `name` (a class, module or constant) nearest the lexical
@@ -547,12 +549,12 @@ impl<'a> FileScope<'a> {
         if near.is_empty() { all } else { near }
     }
 
-    fn qualified(&self, recv: &str, r: &Reference) -> Vec<u32> {
+    fn qualified(&self, recv: &str, r: &Reference) -> (Vec<u32>, How) {
         let name = r.name;
         if let Some(ty) = &r.receiver_type {
             let m = self.members_of(ty, name);
             if !m.is_empty() {
-                return m;
+                return (m, How::Member);
             }
             // A type known by an imported alias (`import a.{Log => L}`, `using L = A.Log;`).
             if let Some(b) = self.bindings.get(&**ty) {
@@ -562,30 +564,28 @@ impl<'a> FileScope<'a> {
                     .flat_map(|&d| self.members_of_node(d, name))
                     .collect();
                 if !m.is_empty() {
-                    return m;
+                    return (m, How::Import);
                 }
             }
         }
         if SELF_WORDS.contains(&recv) {
-            return self
-                .self_type(r.scope)
-                .map(|t| self.members_of(&t, name))
-                .unwrap_or_default();
+            let m = self.self_type(r.scope).map(|t| self.members_of(&t, name));
+            return (m.unwrap_or_default(), How::Member);
         }
         if recv == "super" {
             let Some(owner) = self.self_type(r.scope) else {
-                return Vec::new();
+                return (Vec::new(), How::Member);
             };
             for base in self.sym.bases.get(&owner).into_iter().flatten() {
                 let m = self.members_of(base, name);
                 if !m.is_empty() {
-                    return m;
+                    return (m, How::Member);
                 }
             }
-            return Vec::new();
+            return (Vec::new(), How::Member);
         }
         if recv.is_empty() {
-            return self.any_member(name, r.kind);
+            return (self.any_member(name, r.kind), How::Name);
         }
         // An imported module or type.
         if let Some(b) = self.bindings.get(recv) {
@@ -593,7 +593,7 @@ impl<'a> FileScope<'a> {
             for &d in &b.defs {
                 out.extend(self.members_of_node(d, name));
             }
-            return out;
+            return (out, How::Import);
         }
         let sep = if self.lang == Lang::Rust || recv.contains("::") {
             "::"
@@ -609,19 +609,17 @@ impl<'a> FileScope<'a> {
             && b.defs.is_empty()
             && b.files.is_empty()
         {
-            return Vec::new(); // an external module
+            return (Vec::new(), How::Import); // an external module
         }
         if last == "Self" {
-            return self
-                .self_type(r.scope)
-                .map(|t| self.members_of(&t, name))
-                .unwrap_or_default();
+            let m = self.self_type(r.scope).map(|t| self.members_of(&t, name));
+            return (m.unwrap_or_default(), How::Member);
         }
         // A type: `Type::new()`, `Foo.bar()`, `a::b::Type::f()`.
         if last.chars().next().is_some_and(char::is_uppercase) {
             let m = self.members_of(last, name);
             if !m.is_empty() {
-                return m;
+                return (m, How::Member);
             }
         }
         // A Rust module path: `crate::a::f()`, `super::f()`, `imported_mod::sub::f()`.
@@ -630,7 +628,7 @@ impl<'a> FileScope<'a> {
             let files = self.modules.resolve(f, recv);
             let out = self.exported(&files, name);
             if !out.is_empty() {
-                return out;
+                return (out, How::Import);
             }
             if let Some(b) = self.bindings.get(first) {
                 let mut out = Vec::new();
@@ -638,7 +636,7 @@ impl<'a> FileScope<'a> {
                     out.extend(self.members_of(&self.g.def(d).name, name));
                 }
                 if !out.is_empty() {
-                    return out;
+                    return (out, How::Import);
                 }
             }
         }
@@ -646,14 +644,14 @@ impl<'a> FileScope<'a> {
         if last.chars().next().is_some_and(char::is_lowercase) {
             let m = self.members_of(last, name);
             if !m.is_empty() {
-                return m;
+                return (m, How::Member);
             }
         }
         // A local variable of unknown type: a method name unique in the language.
         if r.receiver_type.is_none() && !self.bindings.contains_key(first) {
-            return self.any_member(name, r.kind);
+            return (self.any_member(name, r.kind), How::Name);
         }
-        Vec::new()
+        (Vec::new(), How::Name)
     }
 
     /// A method called on a receiver of unknown type: linked only when exactly one type in

@@ -223,11 +223,11 @@ pub fn unresolved(repo: &RepoGraph, n: usize) -> String {
 pub fn sample(repo: &RepoGraph, root: &std::path::Path, n: usize) -> String {
     let g = &repo.graph;
     let mut by_lang: BTreeMap<Lang, Vec<(u32, u32, u32)>> = BTreeMap::new();
-    for &(fi, ri, target) in &g.resolutions {
+    for r in &g.resolutions {
         by_lang
-            .entry(g.files[fi as usize].lang)
+            .entry(g.files[r.file as usize].lang)
             .or_default()
-            .push((fi, ri, target));
+            .push((r.file, r.reference(), r.target));
     }
     let mut out = String::new();
     for (lang, list) in by_lang {
