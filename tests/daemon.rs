@@ -1056,3 +1056,84 @@ fn over_the_memory_budget_the_least_recently_used_repository_leaves_and_comes_ba
     // It comes back from its snapshot on disk, answering the same.
     assert_answers_vat(&env, &first);
 }
+
+/// A repository whose call graph is known: `checkout` → `total_with_vat` → `vat_for`, and
+/// `Invoice` used as a type by `checkout`.
+fn shop() -> TempRepo {
+    let repo = repo();
+    repo.write(
+        "billing/shop.py",
+        "from .invoice import Invoice\n\n\ndef checkout(lines, country):\n    invoice = Invoice(lines)\n    return invoice.total_with_vat(country)\n",
+    );
+    repo
+}
+
+#[test]
+fn navigation_in_all_four_directions_through_the_daemon() {
+    let env = DaemonEnv::new("navigate");
+    let repo = shop();
+    let path = repo.path().to_str().unwrap();
+    let nav = |args: &[&str]| ok(&env.fittok(&[&["navigate"], args, &[path]].concat()));
+
+    let callers = nav(&["vat_for"]);
+    assert!(callers.contains("callers of `vat_for`"), "{callers}");
+    assert!(
+        callers.contains("14 ▶\t        return net + vat_for(country, net)")
+            && callers.contains("by import"),
+        "{callers}"
+    );
+
+    let callees = nav(&["Invoice.total_with_vat", "--direction", "callees"]);
+    assert!(
+        callees.contains("what `Invoice.total_with_vat` calls")
+            && callees.contains("def vat_for(country, amount):"),
+        "{callees}"
+    );
+
+    let uses = nav(&["Invoice", "--direction", "references"]);
+    assert!(
+        uses.contains("uses of `Invoice`") && uses.contains("5 ▶\t    invoice = Invoice(lines)"),
+        "{uses}"
+    );
+
+    let impact = nav(&["billing/tax.py:6", "--direction", "impact", "--depth", "2"]);
+    assert!(
+        impact.contains("what a change to `vat_for` can reach")
+            && impact.contains("Invoice.total_with_vat")
+            && impact.contains("checkout — calls `Invoice.total_with_vat`")
+            && impact.contains("(step 2)"),
+        "{impact}"
+    );
+    let depth1 = nav(&["vat_for", "--direction", "impact", "--depth", "1"]);
+    assert!(!depth1.contains("checkout"), "{depth1}");
+
+    // The same request as JSON, and through `--no-daemon` the same answer.
+    let json: serde_json::Value =
+        serde_json::from_str(&nav(&["vat_for", "--json", "--budget", "500"])).expect("JSON");
+    assert_eq!(json["nodes"][0]["name"], "Invoice.total_with_vat", "{json}");
+    assert!(json["tokens"].as_u64().unwrap() <= 500);
+    let in_process = ok(&env.fittok(&["--no-daemon", "navigate", "vat_for", path]));
+    assert!(
+        in_process.contains("14 ▶\t        return net + vat_for(country, net)"),
+        "{in_process}"
+    );
+
+    // Asked in words, `query` gives the same answer.
+    let asked = ok(&env.fittok(&["query", "--code", path, "who calls vat_for?"]));
+    assert!(asked.contains("callers of `vat_for`"), "{asked}");
+
+    // Bad requests: a name nothing defines, a line past the end, a depth out of range.
+    for (args, says) in [
+        (
+            vec!["no_such_function"],
+            "no definition matches \"no_such_function\"",
+        ),
+        (vec!["billing/tax.py:99"], "billing/tax.py has no line 99"),
+    ] {
+        let out = env.fittok(&[&["navigate"], &args[..], &[path]].concat());
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+    let out = env.fittok(&["navigate", "vat_for", path, "--depth", "9"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -82,9 +82,33 @@ fn python_sdk_sessions_share_one_cold_daemon() {
             &serde_json::json!([
                 "code_context",
                 "code_expand",
+                "code_navigate",
                 "fit_markdown",
                 "fittok_status"
             ])
+        );
+        let callers = get("callers");
+        assert_eq!(callers["error"], false, "{callers}");
+        let text = callers["text"].as_str().unwrap();
+        assert!(
+            text.contains("callers of `vat_for`")
+                && text.contains("12 ▶\t        return net + vat_for(country, net)"),
+            "{text}"
+        );
+        let routed = get("routed")["text"].as_str().unwrap();
+        assert!(
+            routed.contains("what `Invoice.total_with_vat` calls")
+                && routed.contains("def vat_for"),
+            "{routed}"
+        );
+        assert_eq!(get("bad_nav")["error"], true);
+        assert!(
+            get("bad_nav")["text"]
+                .as_str()
+                .unwrap()
+                .contains("no definition matches \"no_such_definition\""),
+            "{}",
+            get("bad_nav")
         );
         assert_eq!(get("fit")["error"], false, "{}", get("fit"));
         assert!(
@@ -197,7 +221,7 @@ fn inspector_cli_lists_and_calls_tools() {
         serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("inspector JSON")
     };
     let list = run(&["--method", "tools/list"]);
-    assert_eq!(list["tools"].as_array().unwrap().len(), 4, "{list}");
+    assert_eq!(list["tools"].as_array().unwrap().len(), 5, "{list}");
     let repo_arg = format!("repo={}", repo.path().display());
     let call = run(&[
         "--method",
@@ -488,7 +512,7 @@ fn malformed_requests_are_answered_and_the_session_goes_on() {
     let v = ask(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
     assert_eq!(
         v["result"]["tools"].as_array().map(Vec::len),
-        Some(4),
+        Some(5),
         "{v}"
     );
     drop(stdin);

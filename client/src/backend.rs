@@ -140,6 +140,13 @@ impl Backend {
         }
     }
 
+    pub async fn navigate(&mut self, req: NavigateRequest) -> Result<QueryReply, Failure> {
+        match self {
+            Backend::Daemon(c) => Ok(c.navigate(req).await?.into_inner()),
+            Backend::InProcess { bin } => Self::unary(bin, "navigate", &req).await,
+        }
+    }
+
     pub async fn expand(&mut self, req: ExpandRequest) -> Result<ExpandReply, Failure> {
         match self {
             Backend::Daemon(c) => Ok(c.expand(req).await?.into_inner()),

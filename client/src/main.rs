@@ -36,6 +36,7 @@ mod hook;
 mod index;
 mod launch;
 mod map;
+mod navigate;
 mod query;
 mod status;
 
@@ -69,6 +70,18 @@ enum Command {
         path: Option<PathBuf>,
         #[command(flatten)]
         flags: Flags<fittok_request::index::Index>,
+    },
+    /// Who calls TARGET, what it calls, every use of it, or what a change to it can reach:
+    /// each site's code with the referring lines marked, nearest first, within the budget.
+    #[command(visible_alias = "nav")]
+    Navigate {
+        /// A name (`parse_url`, `Session.send`, `Router::route`), an id from an answer
+        /// (`path#Qualified.name`) or `path:line`.
+        target: String,
+        /// The repository (default: the one containing the current directory).
+        path: Option<PathBuf>,
+        #[command(flatten)]
+        flags: Flags<fittok_request::navigate::Navigate>,
     },
     /// The whole source of ids from an answer (`path#Qualified.name`, `path:10-40`, `path`).
     Expand {
@@ -276,6 +289,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Index { path, flags } => {
             index::run(path.as_deref(), flags, &opts, no_daemon).await
         }
+        Command::Navigate {
+            target,
+            path,
+            flags,
+        } => navigate::run(target, path.as_deref(), flags, &opts, no_daemon).await,
         Command::Expand { ids, flags } => expand::run(ids, flags, &opts, no_daemon).await,
         Command::Status { json } => status::run(&opts, json).await,
         Command::Forget { path } => daemon::forget(path.as_deref(), &opts).await,
@@ -318,6 +336,10 @@ mod tests {
         assert_eq!(
             flags("index", &[]),
             expected_flags::<fittok_request::index::Index>(true)
+        );
+        assert_eq!(
+            flags("navigate", &[]),
+            expected_flags::<fittok_request::navigate::Navigate>(true)
         );
         assert_eq!(
             flags("expand", &[]),

@@ -27,6 +27,7 @@ use args::Args;
 use fittok_request::Request;
 use fittok_request::expand::Expand;
 use fittok_request::fit::Fit;
+use fittok_request::navigate::Navigate;
 use fittok_request::query::Query;
 
 struct State {
@@ -242,6 +243,52 @@ impl Shim {
     }
 
     #[tool(
+        description = "Who calls a function or method (callers), what it calls (callees), every use of it (references: calls, type uses, inheritance), or what a change to it can reach (impact): each site's code with the referring lines marked and real line numbers, nearest first, within a token budget; says how each edge was resolved and which references could not be. target: a name (`parse_url`, `Session.send`), an id (`path#Qualified.name`) or `path:line`."
+    )]
+    async fn code_navigate(
+        &self,
+        Parameters(args): Parameters<Args<Navigate>>,
+        peer: Peer<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let values = match args.values(&self.state.env) {
+            Ok(v) => v,
+            Err(e) => return tool_error(e),
+        };
+        if values.text("target").trim().is_empty() {
+            return tool_error("target is empty: name a function, method or type, or path:line");
+        }
+        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        let mut req = fittok_request::navigate::request(repo.display().to_string(), &values);
+        req.budget = fittok_request::cap_budget(req.budget, self.state.max_budget);
+        let limit = peer.peer_info().and_then(|info| limits::of(&info));
+        let per_token = self.state.per_token.lock().map(|p| *p).unwrap_or_default();
+        if let Some(l) = limit {
+            req.budget = l.first_budget(req.budget, per_token);
+        }
+        let mut reply = match self
+            .call(|mut c| {
+                let req = req.clone();
+                async move { c.navigate(req).await }
+            })
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return tool_error(e),
+        };
+        if let Some(l) = limit
+            && !l.fits(&reply.text)
+        {
+            reply.text = limits::cut(&reply.text, l);
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            reply.text,
+        )]))
+    }
+
+    #[tool(
         description = "Whole source of ids from an earlier code_context answer: `path#Qualified.name`, `path:10-40` (a line range) or `path` (a file's outline), e.g. its → pointers."
     )]
     async fn code_expand(
@@ -352,7 +399,7 @@ impl ServerHandler for Shim {
                     .with_title("fittok: code context for questions about a repository"),
             )
             .with_instructions(
-                "Use code_context to learn how something works in the codebase before opening files: it returns the exact source that answers, within a token budget. One call per facet of a question; follow → pointers with code_expand.",
+                "Use code_context to learn how something works in the codebase before opening files: it returns the exact source that answers, within a token budget. One call per facet of a question; follow → pointers with code_expand. For who calls X, what X calls, where X is used, or what a change to X breaks, use code_navigate.",
             )
     }
 }
@@ -389,7 +436,7 @@ async fn run() -> anyhow::Result<()> {
             anyhow::anyhow!("FITTOK_MAX_BUDGET={v:?}: expected a number of tokens (0 = no cap)")
         })?,
     };
-    let params = [Query::PARAMS, Expand::PARAMS, Fit::PARAMS];
+    let params = [Query::PARAMS, Navigate::PARAMS, Expand::PARAMS, Fit::PARAMS];
     let shim = Shim::new(
         DaemonOptions::from_vars("fittok-mcp", env),
         max_budget,
@@ -426,6 +473,7 @@ mod tests {
         let tools = super::Shim::tool_router().list_all();
         for (name, params) in [
             ("code_context", super::Query::PARAMS),
+            ("code_navigate", super::Navigate::PARAMS),
             ("code_expand", super::Expand::PARAMS),
             ("fit_markdown", super::Fit::PARAMS),
         ] {

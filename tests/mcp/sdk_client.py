@@ -39,6 +39,12 @@ async def session(server, repo, out, tag):
             out[f"{tag}_repeat"] = {"error": full.isError, "text": text_of(full)}
             exp = await s.call_tool("code_expand", {"ids": ["billing/tax.py#vat_for"]})
             out[f"{tag}_expand"] = {"error": exp.isError, "text": text_of(exp)}
+            nav = await s.call_tool("code_navigate", {"target": "vat_for"})
+            out[f"{tag}_callers"] = {"error": nav.isError, "text": text_of(nav)}
+            routed = await s.call_tool("code_context", {"question": "what does Invoice.total_with_vat call?", "skip_seen": False})
+            out[f"{tag}_routed"] = {"error": routed.isError, "text": text_of(routed)}
+            bad_nav = await s.call_tool("code_navigate", {"target": "no_such_definition", "direction": "impact"})
+            out[f"{tag}_bad_nav"] = {"error": bad_nav.isError, "text": text_of(bad_nav)}
             st = await s.call_tool("fittok_status", {})
             out[f"{tag}_status"] = {"error": st.isError, "text": text_of(st)}
             bad = await s.call_tool("code_context", {"question": "anything", "repo": "/no/such/repo"})

@@ -14,7 +14,9 @@ use super::{Activity, FittokService, ServiceError, ServiceInfo};
 use crate::resident::{ResidentOptions, Residents};
 
 /// The calls that can run in process (the others are about a running daemon).
-pub const RPCS: &[&str] = &["query", "expand", "index", "graph", "map", "fit"];
+pub const RPCS: &[&str] = &[
+    "query", "navigate", "expand", "index", "graph", "map", "fit",
+];
 
 /// A service with its own residents: no socket, no watcher, the cache when it is free.
 pub fn service(mut opts: ResidentOptions, info: ServiceInfo) -> FittokService {
@@ -52,6 +54,13 @@ pub async fn call(
             out,
             &service
                 .query(Request::new(decode(input)?))
+                .await?
+                .into_inner(),
+        ),
+        "navigate" => emit(
+            out,
+            &service
+                .navigate(Request::new(decode(input)?))
                 .await?
                 .into_inner(),
         ),

@@ -279,6 +279,36 @@ impl Fittok for FittokService {
         Ok(Response::new(reply))
     }
 
+    async fn navigate(
+        &self,
+        req: Request<NavigateRequest>,
+    ) -> Result<Response<QueryReply>, Status> {
+        let _call = CallGuard::new(&self.activity);
+        let req = req.into_inner();
+        let path = repo_path(&req.repo)?;
+        let max_budget = self.residents.config().max_budget;
+        let mut nav = query::engine_navigation(&req, max_budget).map_err(ServiceError::status)?;
+        let t = Instant::now();
+        let residents = self.residents.clone();
+        let in_process = self.info.in_process;
+        let reply = with_engine(
+            residents,
+            path,
+            Need::Everything,
+            move |resident, engine| {
+                if !in_process {
+                    nav.freshness = Some(resident.freshness());
+                }
+                let answer = engine
+                    .navigate(&nav)
+                    .map_err(|e| ServiceError::BadRequest(e.to_string()).status())?;
+                query::answer_reply(&engine, answer, req.json, t).map_err(ServiceError::status)
+            },
+        )
+        .await?;
+        Ok(Response::new(reply))
+    }
+
     async fn expand(&self, req: Request<ExpandRequest>) -> Result<Response<ExpandReply>, Status> {
         let _call = CallGuard::new(&self.activity);
         let req = req.into_inner();

@@ -1,14 +1,15 @@
-//! The Query request ↔ the engine, in one place: the daemon's RPC and `fittokd query` both
-//! convert here.
+//! The Query and Navigate requests ↔ the engine, in one place: the daemon's RPCs and
+//! `fittokd query` convert here.
 
 use std::time::Instant;
 
+use fittok_engine::navigate::{Direction, Navigation};
 use fittok_engine::rank::Intent;
 use fittok_engine::tokens::Encoding;
 use fittok_engine::{Engine, Query};
 
 use crate::resident::Need;
-use fittok_proto::v1::{QueryReply, QueryRequest};
+use fittok_proto::v1::{NavigateRequest, QueryReply, QueryRequest};
 
 use super::ServiceError;
 
@@ -72,7 +73,56 @@ pub fn reply(
     json: bool,
     started: Instant,
 ) -> Result<QueryReply, ServiceError> {
-    let answer = engine.query(q);
+    answer_reply(engine, engine.query(q), json, started)
+}
+
+/// The navigation `req` asks for, the budget capped by `max_budget` (0 = none).
+pub fn engine_navigation(
+    req: &NavigateRequest,
+    max_budget: u32,
+) -> Result<Navigation, ServiceError> {
+    fittok_proto::check_budget(u64::from(req.budget)).map_err(ServiceError::BadRequest)?;
+    let direction = if req.direction.is_empty() {
+        Direction::Callers
+    } else {
+        Direction::parse(&req.direction).ok_or_else(|| {
+            ServiceError::BadRequest(format!(
+                "direction {:?} is not one of {}",
+                req.direction,
+                Direction::NAMES.join(", ")
+            ))
+        })?
+    };
+    if req.depth > fittok_engine::navigate::MAX_DEPTH {
+        return Err(ServiceError::BadRequest(format!(
+            "depth {} is outside 1..={}",
+            req.depth,
+            fittok_engine::navigate::MAX_DEPTH
+        )));
+    }
+    Ok(Navigation {
+        depth: if req.depth == 0 {
+            fittok_engine::navigate::DEFAULT_DEPTH
+        } else {
+            req.depth
+        },
+        budget: fittok_request::cap_budget(req.budget, max_budget) as usize,
+        encoding: if req.o200k {
+            Encoding::O200k
+        } else {
+            Encoding::Cl100k
+        },
+        ..Navigation::new(req.target.clone(), direction)
+    })
+}
+
+/// The reply carrying `answer` (`json`: as JSON too); `started` is when the request arrived.
+pub fn answer_reply(
+    engine: &Engine,
+    answer: fittok_engine::Answer,
+    json: bool,
+    started: Instant,
+) -> Result<QueryReply, ServiceError> {
     let json = if json {
         serde_json::to_string_pretty(&answer)
             .map_err(|e| ServiceError::Internal(format!("answer to JSON: {e}")))?

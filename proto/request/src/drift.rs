@@ -100,6 +100,7 @@ fn all(proto: &str) -> Vec<String> {
     out.extend(check::<crate::expand::Expand>(proto));
     out.extend(check::<crate::index::Index>(proto));
     out.extend(check::<crate::graph::Graph>(proto));
+    out.extend(check::<crate::navigate::Navigate>(proto));
     out
 }
 

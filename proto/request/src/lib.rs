@@ -18,6 +18,7 @@ pub mod fit;
 pub mod graph;
 pub mod index;
 pub mod map;
+pub mod navigate;
 pub mod query;
 pub mod schema;
 mod values;

@@ -306,15 +306,17 @@ fn preamble(engine: &Engine, nav: &Navigation, found: &Target, walk: &Walk) -> S
         if nav.direction == Direction::Callees {
             let _ = writeln!(
                 s,
-                "Not resolved ({} calls to code outside the repository, or on receivers of unknown type): {}{more}.",
+                "Not resolved ({} call{} to code outside the repository, or on receivers of unknown type): {}{more}.",
                 walk.unresolved_total,
+                if walk.unresolved_total == 1 { "" } else { "s" },
                 listed.join(", ")
             );
         } else {
             let _ = writeln!(
                 s,
-                "Not resolved ({} references named `{}` whose definition is unknown: untyped receivers, dynamic dispatch, reflection or other code; they may be more {}): {}{more}.",
+                "Not resolved ({} reference{} named `{}` whose definition is unknown: untyped receivers, dynamic dispatch, reflection or other code; they may be more {}): {}{more}.",
                 walk.unresolved_total,
+                if walk.unresolved_total == 1 { "" } else { "s" },
                 g.def(target).name,
                 if nav.direction == Direction::Callers {
                     "callers"
