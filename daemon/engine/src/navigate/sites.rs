@@ -96,6 +96,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
                 kinds,
             });
         }
+        sites.extend(recursion(g, target));
         // In the order the target calls them.
         sites.sort_by_key(|s| (s.lines.first().map_or(u32::MAX, |l| l.line), s.node));
         let unresolved = unresolved_in(g, target);
@@ -147,6 +148,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
         }
         frontier = next;
     }
+    sites.extend(recursion(g, target));
     sites.sort_by(|a, b| {
         a.distance
             .cmp(&b.distance)
@@ -165,6 +167,24 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
         unresolved,
         unresolved_total: total,
     }
+}
+
+/// The target as its own caller: the graph keeps no edge from a definition to itself, but a
+/// recursive call is a call site a reader changing the signature must see. A call of the same
+/// name on a receiver of unknown type (`self.inner.read()` inside `read`) is delegation far
+/// more often than recursion, so only calls resolved by scope or receiver type count.
+fn recursion(g: &Graph, target: u32) -> Option<Site> {
+    let lines: Vec<Line> = referring_lines(g, target, target)
+        .into_iter()
+        .filter(|l| matches!(l.kind, RefKind::Call | RefKind::MacroCall) && l.how != How::Name)
+        .collect();
+    (!lines.is_empty()).then_some(Site {
+        node: target,
+        distance: 1,
+        via: target,
+        lines,
+        kinds: vec![EdgeKind::Calls],
+    })
 }
 
 /// The lines of `site` whose references name `to` and resolved to it (or to several

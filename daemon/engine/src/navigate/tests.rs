@@ -5,8 +5,11 @@ use crate::testing::temp_repo;
 /// by `get` (through an import), used as a type nowhere; `Adapter.send` shares its name;
 /// `conn.send()` on an untyped receiver resolves to neither.
 fn engine() -> Engine {
+    // One folder per call: the tests run in parallel in one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = temp_repo(
-        "navigate",
+        &format!("navigate-{n}"),
         &[
             (
                 "pkg/sessions.py",
@@ -16,7 +19,10 @@ fn engine() -> Engine {
                 "pkg/api.py",
                 "from pkg.sessions import Session\n\n\ndef get(url):\n    session = Session()\n    return session.request('GET', url)\n\n\ndef head(url):\n    return get(url)\n",
             ),
-            ("pkg/util.py", "def merge(a, b):\n    return (a, b)\n"),
+            (
+                "pkg/util.py",
+                "def merge(a, b):\n    return (a, b)\n\n\ndef flatten(xs):\n    return [y for x in xs for y in flatten(x)]\n",
+            ),
             (
                 "pkg/adapters.py",
                 "class Adapter:\n    def send(self, request):\n        return request\n\n\ndef relay(conn, request):\n    return conn.send(request)\n",
@@ -167,4 +173,19 @@ fn a_navigation_question_to_query_gets_a_navigation_answer() {
         ..Default::default()
     });
     assert!(!a.text.contains("callers of"), "{}", a.text);
+}
+
+#[test]
+fn a_recursive_call_makes_the_target_its_own_caller_and_callee() {
+    let e = engine();
+    let a = nav(&e, "flatten", Direction::Callers);
+    assert_eq!(shown(&a), ["flatten"], "{}", a.text);
+    assert!(
+        a.text
+            .contains("6 ▶\t    return [y for x in xs for y in flatten(x)]"),
+        "{}",
+        a.text
+    );
+    let a = nav(&e, "flatten", Direction::Callees);
+    assert_eq!(shown(&a), ["flatten", "flatten"], "{}", a.text);
 }
