@@ -396,6 +396,13 @@ fn site_title(g: &Graph, nav: &Navigation, s: &Site) -> String {
     let name = &g.def(s.node).qualified_name;
     let via = &g.def(s.via).qualified_name;
     let kinds: Vec<&str> = s.kinds.iter().map(|&k| edge_word(k)).collect();
+    if s.dispatch {
+        return format!(
+            "{name} — {} `{via}`{}, which the target overrides (dynamic dispatch: reaches the target when the receiver is of its type)",
+            kinds.join(", "),
+            at_lines(&s.lines)
+        );
+    }
     match nav.direction {
         Direction::Callees => format!("{name} — called{}", at_lines(&s.lines)),
         Direction::Impact if s.distance > 1 => format!(

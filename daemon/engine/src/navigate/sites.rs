@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::link::{EdgeKind, Graph, How};
-use crate::model::RefKind;
+use crate::model::{DefKind, RefKind};
 
 use super::Direction;
 
@@ -33,6 +33,9 @@ pub struct Site {
     /// (callees). Empty when the edge's reference is module-level or was spelled otherwise.
     pub lines: Vec<Line>,
     pub kinds: Vec<EdgeKind>,
+    /// Refers to a method the target overrides or implements (`via`), not to the target:
+    /// the call reaches the target only when the receiver's type is the target's.
+    pub dispatch: bool,
 }
 
 /// A reference named like the target that no definition could be found for: a call on a
@@ -94,6 +97,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
                 via: target,
                 lines: referring_lines(g, target, node),
                 kinds,
+                dispatch: false,
             });
         }
         sites.extend(recursion(g, target));
@@ -139,6 +143,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
                     via,
                     lines: referring_lines(g, e.from, via),
                     kinds: vec![e.kind],
+                    dispatch: false,
                 });
                 next.push(e.from);
             }
@@ -149,9 +154,29 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
         frontier = next;
     }
     sites.extend(recursion(g, target));
+    // Calls of the methods the target overrides: through a base-typed receiver they may run
+    // the target. One step only, after the direct sites.
+    for base in overridden(g, target) {
+        for &e in &g.in_edges[base as usize] {
+            let e = g.edges[e as usize];
+            if !kinds.contains(&e.kind) || seen.contains_key(&e.from) || e.from == target {
+                continue;
+            }
+            seen.insert(e.from, usize::MAX);
+            sites.push(Site {
+                node: e.from,
+                distance: 1,
+                via: base,
+                lines: referring_lines(g, e.from, base),
+                kinds: vec![e.kind],
+                dispatch: true,
+            });
+        }
+    }
     sites.sort_by(|a, b| {
         a.distance
             .cmp(&b.distance)
+            .then(a.dispatch.cmp(&b.dispatch))
             .then(
                 prior
                     .get(b.node as usize)
@@ -169,6 +194,42 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
     }
 }
 
+/// Methods `target` overrides or implements: members of the same name in its type's bases,
+/// a few levels up.
+fn overridden(g: &Graph, target: u32) -> Vec<u32> {
+    let def = g.def(target);
+    if def.kind != DefKind::Method {
+        return Vec::new();
+    }
+    let Some(owner) = g.parent(target) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut seen = vec![owner];
+    let mut frontier = vec![owner];
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for t in frontier {
+            for base in g.targets(t, &[EdgeKind::Inherits, EdgeKind::Implements]) {
+                if seen.contains(&base) {
+                    continue;
+                }
+                seen.push(base);
+                out.extend(
+                    g.targets(base, &[EdgeKind::Contains])
+                        .filter(|&m| m != target && g.def(m).name == def.name),
+                );
+                next.push(base);
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    out
+}
+
 /// The target as its own caller: the graph keeps no edge from a definition to itself, but a
 /// recursive call is a call site a reader changing the signature must see. A call of the same
 /// name on a receiver of unknown type (`self.inner.read()` inside `read`) is delegation far
@@ -184,6 +245,7 @@ fn recursion(g: &Graph, target: u32) -> Option<Site> {
         via: target,
         lines,
         kinds: vec![EdgeKind::Calls],
+        dispatch: false,
     })
 }
 

@@ -189,3 +189,26 @@ fn a_recursive_call_makes_the_target_its_own_caller_and_callee() {
     let a = nav(&e, "flatten", Direction::Callees);
     assert_eq!(shown(&a), ["flatten", "flatten"], "{}", a.text);
 }
+
+#[test]
+fn callers_of_an_override_include_calls_of_the_method_it_overrides() {
+    let dir = temp_repo(
+        "navigate-dispatch",
+        &[(
+            "jobs.py",
+            "class Job:\n    def run(self):\n        return None\n\n    def start(self):\n        return self.run()\n\n\nclass Backup(Job):\n    def run(self):\n        return 'copied'\n",
+        )],
+    );
+    let e = Engine::open(&dir, Default::default()).expect("engine");
+    let a = nav(&e, "Backup.run", Direction::Callers);
+    assert_eq!(shown(&a), ["Job.start"], "{}", a.text);
+    assert!(
+        a.text.contains("`Job.run`") && a.text.contains("dynamic dispatch"),
+        "{}",
+        a.text
+    );
+    // The base method's own callers are direct.
+    let a = nav(&e, "Job.run", Direction::Callers);
+    assert_eq!(shown(&a), ["Job.start"], "{}", a.text);
+    assert!(!a.text.contains("dynamic dispatch"), "{}", a.text);
+}
