@@ -60,6 +60,10 @@ fn repo() -> TempRepo {
         .write(
             "billing/tax.py",
             "RATES = {\"de\": 0.19, \"fr\": 0.20}\n\n\ndef vat_for(country, amount):\n    \"\"\"Value added tax owed on amount in country.\"\"\"\n    return amount * RATES.get(country, 0.0)\n",
+        )
+        .write(
+            "shop/checkout.py",
+            "from billing.invoice import Invoice\n\n\ndef checkout(lines):\n    return Invoice(lines)\n",
         );
     repo
 }
@@ -100,6 +104,17 @@ fn python_sdk_sessions_share_one_cold_daemon() {
             routed.contains("what `Invoice.total_with_vat` calls")
                 && routed.contains("def vat_for"),
             "{routed}"
+        );
+        let uses = get("uses")["text"].as_str().unwrap();
+        assert!(
+            uses.contains("uses of `Invoice`") && uses.contains("5 ▶\t    return Invoice(lines)"),
+            "{uses}"
+        );
+        let impact = get("impact")["text"].as_str().unwrap();
+        assert!(
+            impact.contains("what a change to `vat_for` can reach")
+                && impact.contains("Invoice.total_with_vat"),
+            "{impact}"
         );
         assert_eq!(get("bad_nav")["error"], true);
         assert!(

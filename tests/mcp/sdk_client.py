@@ -43,6 +43,10 @@ async def session(server, repo, out, tag):
             out[f"{tag}_callers"] = {"error": nav.isError, "text": text_of(nav)}
             routed = await s.call_tool("code_context", {"question": "what does Invoice.total_with_vat call?", "skip_seen": False})
             out[f"{tag}_routed"] = {"error": routed.isError, "text": text_of(routed)}
+            uses = await s.call_tool("code_navigate", {"target": "Invoice", "direction": "references", "budget": 800})
+            out[f"{tag}_uses"] = {"error": uses.isError, "text": text_of(uses)}
+            impact = await s.call_tool("code_navigate", {"target": "billing/tax.py#vat_for", "direction": "impact", "depth": 2})
+            out[f"{tag}_impact"] = {"error": impact.isError, "text": text_of(impact)}
             bad_nav = await s.call_tool("code_navigate", {"target": "no_such_definition", "direction": "impact"})
             out[f"{tag}_bad_nav"] = {"error": bad_nav.isError, "text": text_of(bad_nav)}
             st = await s.call_tool("fittok_status", {})
