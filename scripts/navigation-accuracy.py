@@ -14,9 +14,10 @@ setter) is not.
 fittok's callers come from `fittok navigate FILE:LINE --budget 0` on the definition's line:
 the lines marked ▶ under each site's heading, and the first line of each site it only points
 to. Both are compared as sets of (file, line); precision = fittok's call lines the server also
-reports, recall = the server's call lines fittok reports. Sites fittok shows as reached through
-a method the target overrides (dynamic dispatch) are scored apart and then together: some
-servers count them as references of the override (tsserver), others not (pyright). Every miss is written out with its
+reports, recall = the server's call lines fittok reports. Sites fittok marks as possible —
+reached through a method the target overrides (dynamic dispatch), or through a name several
+definitions share — are scored apart and then together (tsserver counts calls through a base
+method as references of an override, pyright does not). Every miss is written out with its
 line of code so that it can be read.
 """
 
@@ -116,7 +117,7 @@ DECLARES = re.compile(
 MEMBER_SIGNATURE = re.compile(r"^\s*[\w$]+\??\s*(<[^>]*>)?\s*\(.*\)\s*(:[^=;{]*)?\s*[;{]\s*$|^\s*[\w$]+\s*\($")
 
 
-def is_call(lines, line, col, name):
+def is_call(lines, line, col, name, lang):
     """A call: `name(`, `name::<T>(`, `name<T>(`, `name!(`, or a decorator `@name`; not a
     declaration of the same name (an overload, a property setter) that the server lists."""
     text = lines[line] if line < len(lines) else ""
@@ -125,10 +126,12 @@ def is_call(lines, line, col, name):
     before = text[:col]
     if DECLARES.search(before):
         return False
-    if not before.strip() and MEMBER_SIGNATURE.match(text[col:]) and not text.rstrip().endswith(");"):
+    if (lang == "typescript" and not before.strip() and MEMBER_SIGNATURE.match(text[col:])
+            and not text.rstrip().endswith(");")):
         return False
     if before.rstrip().endswith("@") or re.search(r"@[\w.]*$", before):
-        return True
+        # A decorator applies (calls) what it names; `@prop.setter` only names a property.
+        return not re.match(r"\.(setter|getter|deleter)\b", text[col + len(name):])
     return CALL_AFTER.match(text, col + len(name)) is not None
 
 
@@ -145,7 +148,10 @@ def fittok_callers(fittok, repo, rel, line):
         m = re.match(r"^### (\S+):\d+-\d+ ", ln)
         if m:
             current = m.group(1)
-            into = dispatch if "dynamic dispatch" in ln else lines
+            # Sites fittok marks as possible, not certain: through an overridden method, or
+            # through a name several definitions share.
+            possible = "dynamic dispatch" in ln or "(may call another:" in ln
+            into = dispatch if possible else lines
             continue
         m = re.match(r"^(\d+) ▶\t", ln)
         if m and current:
@@ -210,7 +216,7 @@ def main():
                 continue  # tests, examples, outside the sample's files
             lines = texts[rel].split("\n")
             st = r["range"]["start"]
-            if is_call(lines, st["line"], st["character"], name):
+            if is_call(lines, st["line"], st["character"], name, a.lang):
                 server.add((rel, st["line"] + 1))
         ours, target = fittok_callers(a.fittok, repo, f, pos["line"] + 1)
         if ours is None:

@@ -403,6 +403,14 @@ fn site_title(g: &Graph, nav: &Navigation, s: &Site) -> String {
             at_lines(&s.lines)
         );
     }
+    if s.shared() && nav.direction != Direction::Callees {
+        let n = s.lines.iter().map(|l| l.candidates).max().unwrap_or(2);
+        return format!(
+            "{name} — {}{} (may call another: the name resolved to {n} definitions)",
+            kinds.join(", "),
+            at_lines(&s.lines)
+        );
+    }
     match nav.direction {
         Direction::Callees => format!("{name} — called{}", at_lines(&s.lines)),
         Direction::Impact if s.distance > 1 => format!(

@@ -38,6 +38,14 @@ pub struct Site {
     pub dispatch: bool,
 }
 
+impl Site {
+    /// Every referring line resolved to several definitions of the name: the site may mean
+    /// another one.
+    pub fn shared(&self) -> bool {
+        !self.lines.is_empty() && self.lines.iter().all(|l| l.candidates > 1)
+    }
+}
+
 /// A reference named like the target that no definition could be found for: a call on a
 /// receiver of unknown type, dynamic dispatch, reflection, or code outside the repository.
 #[derive(Debug, Clone)]
@@ -177,6 +185,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
         a.distance
             .cmp(&b.distance)
             .then(a.dispatch.cmp(&b.dispatch))
+            .then(a.shared().cmp(&b.shared()))
             .then(
                 prior
                     .get(b.node as usize)

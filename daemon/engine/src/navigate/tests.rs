@@ -212,3 +212,36 @@ fn callers_of_an_override_include_calls_of_the_method_it_overrides() {
     assert_eq!(shown(&a), ["Job.start"], "{}", a.text);
     assert!(!a.text.contains("dynamic dispatch"), "{}", a.text);
 }
+
+#[test]
+fn a_call_resolved_to_several_definitions_is_shown_as_possible_after_the_certain_ones() {
+    let dir = temp_repo(
+        "navigate-shared",
+        &[
+            (
+                "compat.py",
+                "import sys\n\nif sys.version_info >= (3, 11):\n    def load(text):\n        return text\nelse:\n    def load(text):\n        return text.strip()\n",
+            ),
+            (
+                "app.py",
+                "from compat import load\n\n\ndef read(path):\n    return load(open(path).read())\n",
+            ),
+            (
+                "local.py",
+                "def load(x):\n    return x\n\n\ndef run():\n    return load(1)\n",
+            ),
+        ],
+    );
+    let e = Engine::open(&dir, Default::default()).expect("engine");
+    let a = nav(&e, "compat.py:4", Direction::Callers);
+    assert_eq!(shown(&a), ["read"], "{}", a.text);
+    assert!(
+        a.text
+            .contains("may call another: the name resolved to 2 definitions"),
+        "{}",
+        a.text
+    );
+    let a = nav(&e, "local.py#load", Direction::Callers);
+    assert_eq!(shown(&a), ["run"], "{}", a.text);
+    assert!(!a.text.contains("may call another"), "{}", a.text);
+}
