@@ -814,6 +814,11 @@ impl Engine {
         self.navigate(&nav).ok()
     }
 
+    /// Line starts of file `file`, computed once and kept.
+    pub(crate) fn line_starts(&self, file: u32) -> std::borrow::Cow<'_, [usize]> {
+        self.lines.starts(file, &self.sources[file as usize])
+    }
+
     pub(crate) fn repo_name(&self) -> String {
         self.repo
             .root

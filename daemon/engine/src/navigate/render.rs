@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::engine::Engine;
-use crate::lines::{line_starts, lines_of};
+use crate::lines::lines_of;
 use crate::link::{EdgeKind, Graph, How};
 use crate::pack::block::{FENCE_CLOSE, LINE_ANCHOR, Mode, fence_lang, node_id};
 use crate::render::{Answer, AnswerNode, Pointer, Provenance};
@@ -82,8 +82,13 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
         .filter(|(i, _)| !shown_sites.contains(i))
         .map(|(_, s)| s)
         .collect();
-    let compose = |shown: &[(usize, String, usize)], pointers: usize| {
-        let mut s = preamble.clone();
+    let brief = brief_preamble(engine, nav, found);
+    let compose = |shown: &[(usize, String, usize)], pointers: usize, short: bool| {
+        let mut s = if short {
+            brief.clone()
+        } else {
+            preamble.clone()
+        };
         s.push_str(&heading);
         for (_, text, _) in shown {
             s.push_str(text);
@@ -101,8 +106,10 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
     };
     // As many pointers as the budget leaves room for; then, should token merges across
     // pieces have pushed the whole over, the last blocks go.
+    // A budget too small for the whole preamble keeps its first line: what the target is.
     let mut pointers = rest.len();
-    let mut text = compose(&shown, pointers);
+    let mut short = false;
+    let mut text = compose(&shown, pointers, short);
     while count(enc, &text) > budget {
         if pointers > 0 {
             pointers = if pointers > 8 {
@@ -110,12 +117,15 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
             } else {
                 pointers - 1
             };
-        } else if shown.len() > 1 {
+        } else if !shown.is_empty() {
             shown.pop();
+        } else if !short {
+            short = true;
         } else {
+            text = crate::tokens::truncate(enc, &text, budget);
             break;
         }
-        text = compose(&shown, pointers);
+        text = compose(&shown, pointers, short);
     }
     let tokens = count(enc, &text);
     let nodes = shown
@@ -330,6 +340,18 @@ fn preamble(engine: &Engine, nav: &Navigation, found: &Target, walk: &Walk) -> S
     s
 }
 
+/// The preamble's first line alone: what was asked and what the target is.
+fn brief_preamble(engine: &Engine, nav: &Navigation, found: &Target) -> String {
+    let g = &engine.repo.graph;
+    format!(
+        "fittok · {} · {} of `{}` → {}\n",
+        engine.repo_name(),
+        nav.direction.name(),
+        g.def(found.best).qualified_name,
+        node_id(g, found.best)
+    )
+}
+
 fn section_heading(nav: &Navigation, walk: &Walk) -> String {
     let n = walk.sites.len();
     match nav.direction {
@@ -456,7 +478,7 @@ fn block(engine: &Engine, node: u32, marked: &[Line], title: &str) -> String {
     let nr = g.nodes[node as usize];
     let file = &g.files[nr.file as usize];
     let src = &engine.sources[nr.file as usize];
-    let starts = line_starts(src);
+    let starts = engine.line_starts(nr.file);
     let (first, last) = (
         d.start_line.max(1),
         d.end_line.max(d.start_line).min(file.lines),

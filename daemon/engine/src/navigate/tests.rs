@@ -245,3 +245,23 @@ fn a_call_resolved_to_several_definitions_is_shown_as_possible_after_the_certain
     assert_eq!(shown(&a), ["run"], "{}", a.text);
     assert!(!a.text.contains("may call another"), "{}", a.text);
 }
+
+#[test]
+fn a_preamble_too_long_for_the_budget_is_cut_to_what_the_target_is() {
+    let many: String = (0..40)
+        .map(|i| {
+            format!(
+                "class Transport{i}:\n    def send(self, request, timeout_seconds_for_the_whole_exchange, retries_before_giving_up, backoff_factor):\n        return request\n\n\n"
+            )
+        })
+        .collect();
+    let dir = temp_repo("navigate-brief", &[("transports.py", &many)]);
+    let e = Engine::open(&dir, Default::default()).expect("engine");
+    for budget in [200, 300] {
+        let mut n = Navigation::new("send", Direction::Callers);
+        n.budget = budget;
+        let a = e.navigate(&n).unwrap();
+        assert!(a.tokens <= budget, "{budget}: {}\n{}", a.tokens, a.text);
+        assert!(a.text.contains("send"), "{}", a.text);
+    }
+}
