@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::ExpandRequest;
 
-use crate::{CliForm, Kind, Param, Request, Values};
+use crate::{CliForm, Kind, Param, Request};
 
 pub struct Expand;
 
@@ -24,9 +24,17 @@ impl Request for Expand {
     ];
 }
 
-pub fn request(repo: String, v: &Values) -> ExpandRequest {
+crate::typed_args! {
+    /// [`Expand`]'s values, typed.
+    pub struct ExpandArgs {
+        repo: opt_text,
+        ids: list,
+    }
+}
+
+pub fn request(repo: String, a: &ExpandArgs) -> ExpandRequest {
     ExpandRequest {
         repo,
-        ids: v.list("ids"),
+        ids: a.ids.clone(),
     }
 }

@@ -3,7 +3,7 @@
 
 use fittok_proto::v1::{FitAction, FitReply, FitRequest, FitVerdict};
 
-use crate::{CliForm, Default, Kind, Param, Request, Values};
+use crate::{CliForm, Default, Kind, Param, Request};
 
 /// Root token threshold when none is given (the engine's `FitOptions` agree; a daemon test
 /// checks).
@@ -98,24 +98,44 @@ impl Request for Fit {
     ];
 }
 
-/// The wire message for `values`; `path` must already be absolute.
-pub fn request(action: FitAction, path: String, v: &Values) -> FitRequest {
+crate::typed_args! {
+    /// [`Fit`]'s values, typed.
+    pub struct FitArgs {
+        path: text,
+        level: float,
+        soft_threshold: int,
+        hard_threshold: int,
+        inline_threshold: int,
+        inline_threshold_reduction_increment: int,
+        trivial_extension_threshold: int,
+        min_segment_count: int,
+        inline_languages: list,
+        estimator: text,
+        query: text,
+        dry_run: flag,
+        llm_base_url: text,
+        llm_model: text,
+    }
+}
+
+/// The wire message for `a`; `path` (from [`FitArgs::path`]) must already be resolved.
+pub fn request(action: FitAction, path: String, a: &FitArgs) -> FitRequest {
     FitRequest {
         path,
         action: action as i32,
-        level: v.float("level"),
-        soft_threshold: v.int("soft_threshold"),
-        hard_threshold: v.int("hard_threshold"),
-        inline_threshold: v.int("inline_threshold"),
-        inline_threshold_reduction_increment: v.int("inline_threshold_reduction_increment"),
-        trivial_extension_threshold: v.int("trivial_extension_threshold"),
-        min_segment_count: v.int("min_segment_count"),
-        inline_languages: v.list("inline_languages"),
-        estimator: v.text("estimator"),
-        query: v.text("query"),
-        dry_run: v.bool("dry_run"),
-        llm_base_url: v.text("llm_base_url"),
-        llm_model: v.text("llm_model"),
+        level: a.level,
+        soft_threshold: a.soft_threshold,
+        hard_threshold: a.hard_threshold,
+        inline_threshold: a.inline_threshold,
+        inline_threshold_reduction_increment: a.inline_threshold_reduction_increment,
+        trivial_extension_threshold: a.trivial_extension_threshold,
+        min_segment_count: a.min_segment_count,
+        inline_languages: a.inline_languages.clone(),
+        estimator: a.estimator.clone(),
+        query: a.query.clone(),
+        dry_run: a.dry_run,
+        llm_base_url: a.llm_base_url.clone(),
+        llm_model: a.llm_model.clone(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::GraphRequest;
 
-use crate::{CliForm, Kind, Param, Request, Values};
+use crate::{CliForm, Kind, Param, Request};
 
 pub struct Graph;
 
@@ -25,9 +25,17 @@ impl Request for Graph {
     ];
 }
 
-pub fn request(repo: String, v: &Values) -> GraphRequest {
+crate::typed_args! {
+    /// [`Graph`]'s values, typed.
+    pub struct GraphArgs {
+        repo: opt_text,
+        query: text,
+    }
+}
+
+pub fn request(repo: String, a: &GraphArgs) -> GraphRequest {
     GraphRequest {
         repo,
-        query: v.text("query"),
+        query: a.query.clone(),
     }
 }

@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::IndexRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Values};
+use crate::{CliForm, Default, Kind, Param, Request};
 
 pub struct Index;
 
@@ -24,9 +24,17 @@ impl Request for Index {
     ];
 }
 
-pub fn request(repo: String, v: &Values) -> IndexRequest {
+crate::typed_args! {
+    /// [`Index`]'s values, typed.
+    pub struct IndexArgs {
+        repo: opt_text,
+        wait_semantic: flag,
+    }
+}
+
+pub fn request(repo: String, a: &IndexArgs) -> IndexRequest {
     IndexRequest {
         repo,
-        wait_semantic: v.bool("wait_semantic"),
+        wait_semantic: a.wait_semantic,
     }
 }

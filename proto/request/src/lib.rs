@@ -21,10 +21,13 @@ pub mod map;
 pub mod navigate;
 pub mod query;
 pub mod schema;
+pub mod typed;
 mod values;
 
 #[cfg(test)]
 mod drift;
+#[cfg(test)]
+mod wiring;
 
 pub use values::{Value, Values};
 

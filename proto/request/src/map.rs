@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::MapRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Values};
+use crate::{CliForm, Default, Kind, Param, Request};
 
 pub struct Map;
 
@@ -36,12 +36,22 @@ impl Request for Map {
     ];
 }
 
-/// The wire message; `fit_dir` must already be absolute.
-pub fn request(repo: String, fit_dir: String, v: &Values) -> MapRequest {
+crate::typed_args! {
+    /// [`Map`]'s values, typed.
+    pub struct MapArgs {
+        repo: opt_text,
+        fit_dir: opt_text,
+        soft_threshold: int,
+        hard_threshold: int,
+    }
+}
+
+/// The wire message; `fit_dir` (from [`MapArgs::fit_dir`]) must already be absolute.
+pub fn request(repo: String, fit_dir: String, a: &MapArgs) -> MapRequest {
     MapRequest {
         repo,
         fit_dir,
-        soft_threshold: v.int("soft_threshold"),
-        hard_threshold: v.int("hard_threshold"),
+        soft_threshold: a.soft_threshold,
+        hard_threshold: a.hard_threshold,
     }
 }

@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::NavigateRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Surface, Values};
+use crate::{CliForm, Default, Kind, Param, Request, Surface};
 
 pub const DIRECTIONS: &[&str] = &["callers", "callees", "references", "impact"];
 
@@ -50,15 +50,28 @@ impl Request for Navigate {
     ];
 }
 
-/// The wire message for `values` about the (resolved, absolute) repository `repo`.
-pub fn request(repo: String, v: &Values) -> NavigateRequest {
+crate::typed_args! {
+    /// [`Navigate`]'s values, typed.
+    pub struct NavigateArgs {
+        repo: opt_text,
+        target: text,
+        direction: text,
+        depth: int,
+        budget: int,
+        o200k: flag,
+        json: flag,
+    }
+}
+
+/// The wire message for `a` about the (resolved, absolute) repository `repo`.
+pub fn request(repo: String, a: &NavigateArgs) -> NavigateRequest {
     NavigateRequest {
         repo,
-        target: v.text("target"),
-        direction: v.text("direction"),
-        depth: v.int("depth"),
-        budget: v.int("budget"),
-        o200k: v.bool("o200k"),
-        json: v.bool("json"),
+        target: a.target.clone(),
+        direction: a.direction.clone(),
+        depth: a.depth,
+        budget: a.budget,
+        o200k: a.o200k,
+        json: a.json,
     }
 }

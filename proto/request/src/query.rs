@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::QueryRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Surface, Values};
+use crate::{CliForm, Default, Kind, Param, Request, Surface};
 
 /// Budget an agent gets when it names none: an answer that leaves most of its context free.
 pub const MCP_BUDGET: u32 = 4000;
@@ -81,18 +81,35 @@ impl Request for Query {
     ];
 }
 
-/// The wire message for `values` about the (resolved, absolute) repository `repo`. An
-/// operator's cap applies where it is configured ([`crate::cap_budget`]).
-pub fn request(repo: String, v: &Values) -> QueryRequest {
+crate::typed_args! {
+    /// [`Query`]'s values, typed.
+    pub struct QueryArgs {
+        repo: opt_text,
+        question: text,
+        budget: int,
+        o200k: flag,
+        explain: int,
+        json: flag,
+        show_savings: flag,
+        exclude: list,
+        code: flag,
+        model: opt_text,
+        skip_seen: flag,
+    }
+}
+
+/// The wire message for `a` about the (resolved, absolute) repository `repo`. An operator's
+/// cap applies where it is configured ([`crate::cap_budget`]).
+pub fn request(repo: String, a: &QueryArgs) -> QueryRequest {
     QueryRequest {
         repo,
-        question: v.text("question"),
-        budget: v.int("budget"),
-        o200k: v.bool("o200k"),
-        explain: v.int("explain"),
-        json: v.bool("json"),
-        show_savings: v.bool("show_savings"),
-        exclude: v.list("exclude"),
+        question: a.question.clone(),
+        budget: a.budget,
+        o200k: a.o200k,
+        explain: a.explain,
+        json: a.json,
+        show_savings: a.show_savings,
+        exclude: a.exclude.clone(),
         exclude_versions: Vec::new(),
     }
 }
