@@ -2,8 +2,7 @@
 
 use fittok_connect::DaemonOptions;
 use fittok_request::cli::Flags;
-use fittok_request::expand::Expand;
-use fittok_request::{Request, Value};
+use fittok_request::expand::{Expand, ExpandArgs};
 
 use crate::Failure;
 
@@ -13,13 +12,13 @@ pub async fn run(
     opts: &DaemonOptions,
     no_daemon: bool,
 ) -> Result<(), Failure> {
-    let repo = flags.values.opt_text("repo").map(std::path::PathBuf::from);
-    let repo = crate::resolve_repo(repo.as_deref())?;
-    let mut values = flags.values;
-    values
-        .set(Expand::PARAMS, "ids", Value::List(ids))
-        .map_err(|e| Failure::bad(e.to_string()))?;
-    let req = fittok_request::expand::request(repo.display().to_string(), &values);
+    let typed = ExpandArgs {
+        ids,
+        ..ExpandArgs::from_values(&flags.values)
+    };
+    let repo = typed.repo.as_deref().map(std::path::Path::new);
+    let repo = crate::resolve_repo(repo)?;
+    let req = fittok_request::expand::request(repo.display().to_string(), &typed);
     let reply = crate::backend(opts, no_daemon).await?.expand(req).await?;
     crate::print_out(&reply.text);
     Ok(())

@@ -16,7 +16,11 @@ pub async fn run(
         .path
         .canonicalize()
         .map_err(|_| Failure::bad(format!("{} does not exist", args.path.display())))?;
-    let req = fittok_request::fit::request(action, path.display().to_string(), &args.flags.values);
+    let req = fittok_request::fit::request(
+        action,
+        path.display().to_string(),
+        &fittok_request::fit::FitArgs::from_values(&args.flags.values),
+    );
     let reply = crate::backend(opts, no_daemon).await?.fit(req).await?;
     out!("{}", fittok_request::fit::reply_text(action, &reply));
     if action == FitAction::Measure {

@@ -25,7 +25,8 @@ pub struct GraphArgs {
 
 pub async fn run(args: GraphArgs, opts: &DaemonOptions, no_daemon: bool) -> Result<(), Failure> {
     let repo = crate::resolve_repo(args.path.as_deref())?;
-    let req = fittok_request::graph::request(repo.display().to_string(), &args.flags.values);
+    let typed = fittok_request::graph::GraphArgs::from_values(&args.flags.values);
+    let req = fittok_request::graph::request(repo.display().to_string(), &typed);
     let reply = crate::backend(opts, no_daemon).await?.graph(req).await?;
     let name = repo
         .file_name()

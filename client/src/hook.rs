@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use fittok_connect::DaemonOptions;
-use fittok_request::query::Query;
-use fittok_request::{Request, Surface, Value, Values};
+use fittok_request::query::{Query, QueryArgs};
+use fittok_request::{Request, Surface, Values};
 
 /// What the hook needs from its input.
 #[derive(Debug, Default)]
@@ -91,7 +91,9 @@ impl HookOptions {
         let num = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
         let budget = num("FITTOK_HOOK_BUDGET")
             .and_then(|b| fittok_proto::check_budget(b).ok())
-            .unwrap_or_else(|| Values::defaults(Query::PARAMS, Surface::Hook).int("budget"));
+            .unwrap_or_else(|| {
+                QueryArgs::from_values(&Values::defaults(Query::PARAMS, Surface::Hook)).budget
+            });
         HookOptions {
             budget,
             timeout: Duration::from_millis(num("FITTOK_HOOK_TIMEOUT_MS").unwrap_or(8000)),
@@ -135,14 +137,13 @@ pub async fn respond(
         // The first prompt of a session too: start the daemon and wait for it (it answers
         // lexically within about a second), all within the hook's timeout.
         let mut client = fittok_connect::ensure(daemon).await.ok()?;
-        let mut values = Values::defaults(Query::PARAMS, Surface::Hook);
-        values
-            .set(Query::PARAMS, "question", Value::Text(input.prompt.clone()))
-            .ok()?;
-        values
-            .set(Query::PARAMS, "budget", Value::Int(opts.budget))
-            .ok()?;
-        let req = fittok_request::query::request(root.display().to_string(), &values);
+        fittok_proto::check_budget(u64::from(opts.budget)).ok()?;
+        let args = QueryArgs {
+            question: input.prompt.clone(),
+            budget: opts.budget,
+            ..QueryArgs::from_values(&Values::defaults(Query::PARAMS, Surface::Hook))
+        };
+        let req = fittok_request::query::request(root.display().to_string(), &args);
         let reply = client.query(req).await.ok()?.into_inner();
         if reply.node_ids.is_empty() || !reply.matched {
             return None;

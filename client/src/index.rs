@@ -16,7 +16,8 @@ pub async fn run(
     no_daemon: bool,
 ) -> Result<(), Failure> {
     let repo = crate::resolve_repo(path)?;
-    let req = fittok_request::index::request(repo.display().to_string(), &flags.values);
+    let typed = fittok_request::index::IndexArgs::from_values(&flags.values);
+    let req = fittok_request::index::request(repo.display().to_string(), &typed);
     let bar = std::io::stderr().is_terminal();
     let mut last_phase = String::new();
     let mut backend = crate::backend(opts, no_daemon).await?;

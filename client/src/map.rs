@@ -15,7 +15,8 @@ pub async fn run(
     no_daemon: bool,
 ) -> Result<(), Failure> {
     let repo = crate::resolve_repo(path)?;
-    let fit_dir = match flags.values.opt_text("fit_dir") {
+    let typed = fittok_request::map::MapArgs::from_values(&flags.values);
+    let fit_dir = match &typed.fit_dir {
         Some(d) => {
             let d = Path::new(&d);
             std::fs::create_dir_all(d).map_err(|e| {
@@ -31,7 +32,7 @@ pub async fn run(
         }
         None => String::new(),
     };
-    let req = fittok_request::map::request(repo.display().to_string(), fit_dir, &flags.values);
+    let req = fittok_request::map::request(repo.display().to_string(), fit_dir, &typed);
     let reply = crate::backend(opts, no_daemon).await?.map(req).await?;
     if reply.files.is_empty() {
         crate::print_out(&reply.markdown);

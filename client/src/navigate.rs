@@ -4,8 +4,7 @@ use std::path::Path;
 
 use fittok_connect::DaemonOptions;
 use fittok_request::cli::Flags;
-use fittok_request::navigate::Navigate;
-use fittok_request::{Request, Value};
+use fittok_request::navigate::{Navigate, NavigateArgs};
 
 use crate::Failure;
 
@@ -17,11 +16,11 @@ pub async fn run(
     no_daemon: bool,
 ) -> Result<(), Failure> {
     let repo = crate::resolve_repo(path)?;
-    let mut values = flags.values;
-    values
-        .set(Navigate::PARAMS, "target", Value::Text(target))
-        .map_err(|e| Failure::bad(e.to_string()))?;
-    let req = fittok_request::navigate::request(repo.display().to_string(), &values);
+    let typed = NavigateArgs {
+        target,
+        ..NavigateArgs::from_values(&flags.values)
+    };
+    let req = fittok_request::navigate::request(repo.display().to_string(), &typed);
     let json = req.json;
     let reply = crate::backend(opts, no_daemon).await?.navigate(req).await?;
     crate::print_out(if json { &reply.json } else { &reply.text });

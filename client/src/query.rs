@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use fittok_connect::DaemonOptions;
 use fittok_request::cli::Flags;
 use fittok_request::query::Query;
-use fittok_request::{Request, Value};
 
 use crate::Failure;
 
@@ -25,22 +24,21 @@ pub async fn run(args: QueryArgs, opts: &DaemonOptions, no_daemon: bool) -> Resu
     let (path, question) =
         path_and_question(&args.args).ok_or_else(|| Failure::new(2, "expected [PATH] QUESTION"))?;
     let repo = crate::resolve_repo(path.as_deref())?;
-    let mut values = args.flags.values;
-    values
-        .set(Query::PARAMS, "question", Value::Text(question.clone()))
-        .map_err(|e| Failure::bad(e.to_string()))?;
-    let req = fittok_request::query::request(repo.display().to_string(), &values);
+    let typed = fittok_request::query::QueryArgs {
+        question: question.clone(),
+        ..fittok_request::query::QueryArgs::from_values(&args.flags.values)
+    };
+    let req = fittok_request::query::request(repo.display().to_string(), &typed);
     let reply = crate::backend(opts, no_daemon).await?.query(req).await?;
-    if values.bool("json") {
+    if typed.json {
         crate::print_out(&reply.json);
         return Ok(());
     }
-    if values.bool("code") {
+    if typed.code {
         crate::print_out(&reply.text);
         return Ok(());
     }
-    let model = values.opt_text("model");
-    match fittok_llm::Provider::from_vars(model.as_deref(), crate::env_var) {
+    match fittok_llm::Provider::from_vars(typed.model.as_deref(), crate::env_var) {
         Some(provider) => llm_answer(&provider, &question, &reply.text).await,
         None => {
             crate::print_out(&reply.text);

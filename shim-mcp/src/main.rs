@@ -156,18 +156,18 @@ impl Shim {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let values = match args.values(&self.state.env) {
-            Ok(v) => v,
+            Ok(v) => fittok_request::query::QueryArgs::from_values(&v),
             Err(e) => return tool_error(e),
         };
-        if values.text("question").trim().is_empty() {
+        if values.question.trim().is_empty() {
             return tool_error("question is empty: ask about the code in words");
         }
-        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
+        let repo = match self.repo(values.repo.as_deref(), &peer).await {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
         let repo_key = repo.display().to_string();
-        let exclude: Vec<(String, u64)> = if values.bool("skip_seen") {
+        let exclude: Vec<(String, u64)> = if values.skip_seen {
             self.state
                 .seen
                 .lock()
@@ -251,13 +251,13 @@ impl Shim {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let values = match args.values(&self.state.env) {
-            Ok(v) => v,
+            Ok(v) => fittok_request::navigate::NavigateArgs::from_values(&v),
             Err(e) => return tool_error(e),
         };
-        if values.text("target").trim().is_empty() {
+        if values.target.trim().is_empty() {
             return tool_error("target is empty: name a function, method or type, or path:line");
         }
-        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
+        let repo = match self.repo(values.repo.as_deref(), &peer).await {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
@@ -297,13 +297,13 @@ impl Shim {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let values = match args.values(&self.state.env) {
-            Ok(v) => v,
+            Ok(v) => fittok_request::expand::ExpandArgs::from_values(&v),
             Err(e) => return tool_error(e),
         };
-        if values.list("ids").is_empty() {
+        if values.ids.is_empty() {
             return tool_error("ids is empty: pass ids from an answer, e.g. src/app.py#App.run");
         }
-        let repo = match self.repo(values.opt_text("repo").as_deref(), &peer).await {
+        let repo = match self.repo(values.repo.as_deref(), &peer).await {
             Ok(r) => r,
             Err(e) => return tool_error(e),
         };
@@ -328,10 +328,10 @@ impl Shim {
         Parameters(args): Parameters<Args<Fit>>,
     ) -> Result<CallToolResult, ErrorData> {
         let values = match args.values(&self.state.env) {
-            Ok(v) => v,
+            Ok(v) => fittok_request::fit::FitArgs::from_values(&v),
             Err(e) => return tool_error(e),
         };
-        let path_arg = values.text("path");
+        let path_arg = values.path.clone();
         let path = PathBuf::from(&path_arg);
         if !path.is_absolute() || !path.is_file() {
             return tool_error(format!(

@@ -265,7 +265,11 @@ mod tests {
             fittok_request::fit::Fit::PARAMS,
             fittok_request::Surface::Cli,
         );
-        let req = fittok_request::fit::request(FitAction::Generate, "/doc.md".into(), &values);
+        let req = fittok_request::fit::request(
+            FitAction::Generate,
+            "/doc.md".into(),
+            &fittok_request::fit::FitArgs::from_values(&values),
+        );
         let from_request = options(&req).unwrap();
         let d = FitOptions::default();
         assert_eq!(

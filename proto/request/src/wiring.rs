@@ -15,22 +15,46 @@ fn names(params: &[Param]) -> Vec<&'static str> {
 fn every_table_has_its_typed_fields() {
     use crate::*;
     let pairs: [(&str, Vec<&str>, &[&str]); 7] = [
-        ("query", names(query::Query::PARAMS), query::QueryArgs::FIELDS),
-        ("navigate", names(navigate::Navigate::PARAMS), navigate::NavigateArgs::FIELDS),
-        ("expand", names(expand::Expand::PARAMS), expand::ExpandArgs::FIELDS),
-        ("index", names(index::Index::PARAMS), index::IndexArgs::FIELDS),
-        ("graph", names(graph::Graph::PARAMS), graph::GraphArgs::FIELDS),
+        (
+            "query",
+            names(query::Query::PARAMS),
+            query::QueryArgs::FIELDS,
+        ),
+        (
+            "navigate",
+            names(navigate::Navigate::PARAMS),
+            navigate::NavigateArgs::FIELDS,
+        ),
+        (
+            "expand",
+            names(expand::Expand::PARAMS),
+            expand::ExpandArgs::FIELDS,
+        ),
+        (
+            "index",
+            names(index::Index::PARAMS),
+            index::IndexArgs::FIELDS,
+        ),
+        (
+            "graph",
+            names(graph::Graph::PARAMS),
+            graph::GraphArgs::FIELDS,
+        ),
         ("map", names(map::Map::PARAMS), map::MapArgs::FIELDS),
         ("fit", names(fit::Fit::PARAMS), fit::FitArgs::FIELDS),
     ];
     for (request, table, fields) in pairs {
-        assert_eq!(table, fields, "{request}: the table and its typed struct disagree");
+        assert_eq!(
+            table, fields,
+            "{request}: the table and its typed struct disagree"
+        );
     }
 }
 
 /// `Message { a: 1, b: "x", c: [] }` → {a: "1", b: "\"x\"", c: "[]"} (top-level fields only).
 fn fields_of(debug: &str) -> BTreeMap<String, String> {
-    let body = &debug[debug.find('{').map_or(0, |i| i + 1)..debug.rfind('}').unwrap_or(debug.len())];
+    let body =
+        &debug[debug.find('{').map_or(0, |i| i + 1)..debug.rfind('}').unwrap_or(debug.len())];
     let mut out = BTreeMap::new();
     let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
     let mut push = |part: &str| {
@@ -112,28 +136,49 @@ fn all_changes() -> Vec<String> {
     let repo = |v: &Values| v.opt_text("repo").unwrap_or_default();
     let mut out = Vec::new();
     out.extend(changes(query::Query::PARAMS, |v| {
-        format!("{:?}", query::request(repo(v), &query::QueryArgs::from_values(v)))
+        format!(
+            "{:?}",
+            query::request(repo(v), &query::QueryArgs::from_values(v))
+        )
     }));
     out.extend(changes(navigate::Navigate::PARAMS, |v| {
-        format!("{:?}", navigate::request(repo(v), &navigate::NavigateArgs::from_values(v)))
+        format!(
+            "{:?}",
+            navigate::request(repo(v), &navigate::NavigateArgs::from_values(v))
+        )
     }));
     out.extend(changes(expand::Expand::PARAMS, |v| {
-        format!("{:?}", expand::request(repo(v), &expand::ExpandArgs::from_values(v)))
+        format!(
+            "{:?}",
+            expand::request(repo(v), &expand::ExpandArgs::from_values(v))
+        )
     }));
     out.extend(changes(index::Index::PARAMS, |v| {
-        format!("{:?}", index::request(repo(v), &index::IndexArgs::from_values(v)))
+        format!(
+            "{:?}",
+            index::request(repo(v), &index::IndexArgs::from_values(v))
+        )
     }));
     out.extend(changes(graph::Graph::PARAMS, |v| {
-        format!("{:?}", graph::request(repo(v), &graph::GraphArgs::from_values(v)))
+        format!(
+            "{:?}",
+            graph::request(repo(v), &graph::GraphArgs::from_values(v))
+        )
     }));
     out.extend(changes(map::Map::PARAMS, |v| {
         let a = map::MapArgs::from_values(v);
-        format!("{:?}", map::request(repo(v), a.fit_dir.clone().unwrap_or_default(), &a))
+        format!(
+            "{:?}",
+            map::request(repo(v), a.fit_dir.clone().unwrap_or_default(), &a)
+        )
     }));
     out.extend(changes(fit::Fit::PARAMS, |v| {
         let a = fit::FitArgs::from_values(v);
         let path = a.path.clone();
-        format!("{:?}", fit::request(fittok_proto::v1::FitAction::Generate, path, &a))
+        format!(
+            "{:?}",
+            fit::request(fittok_proto::v1::FitAction::Generate, path, &a)
+        )
     }));
     out
 }

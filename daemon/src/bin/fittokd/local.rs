@@ -13,7 +13,6 @@ use fittok_engine::engine::SemanticMode;
 use fittok_engine::{Config, Engine};
 use fittok_proto::v1::FitAction;
 use fittok_request::cli::{FitCommand, WireFlags};
-use fittok_request::{Request, Value};
 
 #[derive(clap::Args)]
 pub struct QueryArgs {
@@ -94,16 +93,12 @@ fn open(root: &Path, config: &Arc<Config>) -> Result<Engine, ServiceError> {
 
 pub fn query(args: QueryArgs, config: &DaemonConfig) -> Result<(), ServiceError> {
     let t = Instant::now();
-    let mut values = args.flags.values;
-    values
-        .set(
-            fittok_request::query::Query::PARAMS,
-            "question",
-            Value::Text(args.question),
-        )
-        .map_err(|e| ServiceError::BadRequest(e.to_string()))?;
+    let typed = fittok_request::query::QueryArgs {
+        question: args.question,
+        ..fittok_request::query::QueryArgs::from_values(&args.flags.values)
+    };
     let root = repo_root(&args.path)?;
-    let req = fittok_request::query::request(root.display().to_string(), &values);
+    let req = fittok_request::query::request(root.display().to_string(), &typed);
     let mut q = service::query::engine_query(&req, config.max_budget)?;
     q.ranker = args.ranker.ranker();
     let mut engine = open(&root, &config.engine)?;
@@ -182,21 +177,17 @@ pub fn index(path: &Path, config: &DaemonConfig) -> Result<(), ServiceError> {
 }
 
 pub fn expand(args: ExpandArgs, config: &DaemonConfig) -> Result<(), ServiceError> {
-    let repo = match args.flags.values.opt_text("repo") {
+    let typed = fittok_request::expand::ExpandArgs {
+        ids: args.ids,
+        ..fittok_request::expand::ExpandArgs::from_values(&args.flags.values)
+    };
+    let repo = match &typed.repo {
         Some(r) => PathBuf::from(r),
         None => std::env::current_dir()
             .map_err(|e| ServiceError::BadRequest(format!("no current directory: {e}")))?,
     };
     let root = repo_root(&repo)?;
-    let mut values = args.flags.values;
-    values
-        .set(
-            fittok_request::expand::Expand::PARAMS,
-            "ids",
-            Value::List(args.ids),
-        )
-        .map_err(|e| ServiceError::BadRequest(e.to_string()))?;
-    let req = fittok_request::expand::request(root.display().to_string(), &values);
+    let req = fittok_request::expand::request(root.display().to_string(), &typed);
     let engine = open(&root, &config.engine)?;
     let expanded = engine.expand(&req.ids);
     engine.store_parses();
@@ -253,7 +244,11 @@ pub fn fit(command: &FitCommand, config: &DaemonConfig) -> Result<(), ServiceErr
         .path
         .canonicalize()
         .map_err(|_| ServiceError::BadRequest(format!("{} does not exist", args.path.display())))?;
-    let req = fittok_request::fit::request(action, path.display().to_string(), &args.flags.values);
+    let req = fittok_request::fit::request(
+        action,
+        path.display().to_string(),
+        &fittok_request::fit::FitArgs::from_values(&args.flags.values),
+    );
     let reply = service::fit::run(&req, config.llm_api_key.as_deref())?;
     out!("{}", fittok_request::fit::reply_text(action, &reply));
     if action == FitAction::Measure {
