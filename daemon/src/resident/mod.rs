@@ -9,14 +9,23 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod budget;
+mod embedder;
 mod history;
 mod live;
 mod model;
+mod persist;
+mod store;
+
+use budget::release_free_memory;
+pub use budget::rss_bytes;
+use embedder::{embed_loop, lower_priority};
+use persist::{SNAPSHOT_WAIT, SNAPSHOTS_SAVING, merge_in_background, save_snapshot_in_background};
 
 pub use live::LiveStatus;
 
@@ -233,81 +242,6 @@ impl Residents {
         &self.opts.config
     }
 
-    /// The cache, when open.
-    pub fn store(&self) -> Option<Arc<Store>> {
-        self.store.read().map(|s| s.clone()).unwrap_or(None)
-    }
-
-    /// Why the daemon runs without its cache, if it does.
-    pub fn cache_note(&self) -> Option<String> {
-        self.cache_note.lock().map(|n| n.clone()).unwrap_or(None)
-    }
-
-    /// Opens the cache at `path` now; if another process holds it (a predecessor still
-    /// closing, or a second daemon), keeps trying in the background — often at first, then
-    /// every 30 s — and says so in [`Residents::cache_note`] meanwhile. A cache that cannot be
-    /// written is not retried: the daemon runs without it.
-    pub fn open_store(self: &Arc<Self>, path: PathBuf) {
-        if self.try_open_store(&path) {
-            return;
-        }
-        let weak = Arc::downgrade(self);
-        let started = Instant::now();
-        let spawned = std::thread::Builder::new()
-            .name("fittok-cache-lock".into())
-            .spawn(move || {
-                loop {
-                    std::thread::sleep(if started.elapsed() < Duration::from_secs(10) {
-                        Duration::from_millis(250)
-                    } else {
-                        Duration::from_secs(30)
-                    });
-                    let Some(r) = weak.upgrade() else { return };
-                    if r.is_stopping() || r.try_open_store(&path) {
-                        return;
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "cannot start the cache retry thread");
-        }
-    }
-
-    /// One attempt; `true` when there is nothing left to retry.
-    fn try_open_store(&self, path: &Path) -> bool {
-        match Store::open(path) {
-            Ok(s) => {
-                if let Ok(mut slot) = self.store.write() {
-                    *slot = Some(Arc::new(s));
-                }
-                if let Ok(mut note) = self.cache_note.lock()
-                    && note.take().is_some()
-                {
-                    tracing::info!(store = %path.display(), "cache opened");
-                }
-                true
-            }
-            Err(e) => {
-                let locked = e.is_locked();
-                let note = if locked {
-                    format!(
-                        "cache {} is held by another process; answering without it and retrying",
-                        path.display()
-                    )
-                } else {
-                    format!("cache unavailable ({e}); answering without it")
-                };
-                if let Ok(mut slot) = self.cache_note.lock() {
-                    if slot.as_deref() != Some(note.as_str()) {
-                        tracing::warn!("{note}");
-                    }
-                    *slot = Some(note);
-                }
-                !locked
-            }
-        }
-    }
-
     /// Tells background work to stop at its next slice; calls waiting for it give up.
     pub fn begin_stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
@@ -335,11 +269,6 @@ impl Residents {
         if let Ok(mut slot) = self.store.write() {
             slot.take();
         }
-    }
-
-    /// Whether the background embedder is working right now.
-    pub fn is_embedding(&self) -> bool {
-        self.embedding.load(Ordering::Relaxed)
     }
 
     fn resident(&self, root: &Path) -> Arc<Resident> {
@@ -447,15 +376,6 @@ impl Residents {
         }
     }
 
-    /// Hands a snapshot with nodes lacking vectors to the background embedder.
-    fn queue_embedding(&self, resident: &Arc<Resident>, engine: &Engine) {
-        if engine.semantic_missing() > 0
-            && let Ok(tx) = self.embed_queue.lock()
-        {
-            let _ = tx.send(resident.clone());
-        }
-    }
-
     fn build(
         &self,
         root: &Path,
@@ -513,47 +433,6 @@ impl Residents {
         all.sort_by_key(|r| std::cmp::Reverse(r.last_used_ms.load(Ordering::Relaxed)));
         all
     }
-
-    pub fn memory_budget(&self) -> usize {
-        self.opts.memory_budget
-    }
-
-    /// Drops least-recently-used repositories (never `keep`) while the estimate is over budget.
-    /// Keeps the process within the memory budget: least recently used repositories leave
-    /// memory (their snapshots stay on disk, so a return is a warm load) until what the
-    /// resident structures hold plus everything else the process holds — the model, caches,
-    /// the allocator's slack, measured as resident set minus the structures' estimate — fits.
-    /// `keep` (the repository being answered) stays.
-    fn enforce_budget(&self, keep: &Path) {
-        let all = self.list();
-        let mut resident: usize = all
-            .iter()
-            .filter_map(|r| r.snapshot())
-            .map(|e| e.memory_bytes())
-            .sum();
-        let rss = rss_bytes() as usize;
-        // Where the platform does not say, the estimate alone is what there is.
-        let rest = rss.saturating_sub(resident);
-        let budget = self.opts.memory_budget;
-        let mut dropped = 0;
-        for r in all.iter().rev() {
-            if resident + rest <= budget {
-                break;
-            }
-            if r.root == keep {
-                continue;
-            }
-            if let Some(e) = r.snapshot() {
-                resident = resident.saturating_sub(e.memory_bytes());
-                tracing::info!(repo = %r.root.display(), rss_mb = rss >> 20, budget_mb = budget >> 20, "memory budget exceeded; repository dropped from memory");
-                self.forget(&r.root);
-                dropped += 1;
-            }
-        }
-        if dropped > 0 {
-            release_free_memory();
-        }
-    }
 }
 
 /// The canonical root of a repository path, or the walk's error for a missing one.
@@ -565,162 +444,4 @@ fn canonical_root(path: &Path) -> Result<PathBuf, EngineError> {
         return Err(fittok_engine::walk::WalkError::NotADirectory(root).into());
     }
     Ok(root)
-}
-
-/// Puts the calling thread at idle CPU priority, so background work (embedding, reading
-/// history) runs only when nothing else wants the core: Linux `SCHED_IDLE`, and nice 19 where
-/// that is refused.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread (pid 0 and the thread's own id name it);
-    // failure only leaves the priority as it was.
-    unsafe {
-        let param = libc::sched_param { sched_priority: 0 };
-        if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, 19);
-        }
-    }
-    #[cfg(windows)]
-    // SAFETY: the pseudo-handle of the calling thread; failure leaves the priority as it was.
-    unsafe {
-        use windows_sys::Win32::System::Threading::{
-            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
-        };
-        SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
-    }
-}
-
-/// The background embedder: one repository at a time, in slices of a few seconds so a newer
-/// snapshot or a forgotten repository is noticed quickly.
-fn embed_loop(rx: mpsc::Receiver<Arc<Resident>>, busy: Arc<AtomicBool>, stop: Arc<AtomicBool>) {
-    lower_priority();
-    while let Ok(resident) = rx.recv() {
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        busy.store(true, Ordering::Relaxed);
-        let t = Instant::now();
-        let mut embedded = 0;
-        loop {
-            // Held only for a slice: a snapshot replaced meanwhile gets its own turn.
-            let Some(engine) = resident.snapshot() else {
-                break;
-            };
-            if engine.semantic_missing() == 0 || stop.load(Ordering::SeqCst) {
-                break;
-            }
-            resident.embedding_slice.store(true, Ordering::SeqCst);
-            let filled = engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2)));
-            if let Ok(n) = filled {
-                embedded += n;
-                resident.embedded.fetch_add(n as u64, Ordering::SeqCst);
-            }
-            resident.embedding_slice.store(false, Ordering::SeqCst);
-            match filled {
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(repo = %resident.root.display(), error = %e, "embedding failed");
-                    break;
-                }
-            }
-            // Dropped from the resident set: stop working for it.
-            if Arc::strong_count(&resident) <= 1 {
-                break;
-            }
-        }
-        tracing::info!(
-            repo = %resident.root.display(),
-            embedded,
-            secs = t.elapsed().as_secs_f32(),
-            "background embedding finished"
-        );
-        release_free_memory();
-        busy.store(false, Ordering::Relaxed);
-    }
-}
-
-/// Returns memory the allocator keeps after a burst of embedding (activations of hundreds of
-/// batches) to the system, so a settled daemon's RSS is what it actually holds.
-/// The process's resident set in bytes (0 where the platform does not say).
-pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
-}
-
-fn release_free_memory() {
-    // SAFETY: mi_collect only walks mimalloc's own heaps; harmless if mimalloc is not the
-    // global allocator.
-    unsafe { libmimalloc_sys::mi_collect(true) };
-}
-
-/// Snapshot writes under way (see [`Residents::stop`]).
-static SNAPSHOTS_SAVING: AtomicUsize = AtomicUsize::new(0);
-/// How long a stopping daemon waits for them.
-const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
-
-/// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
-/// its own, off the answer's path, so that the next daemon only checks stamps. One restored
-/// from an identical snapshot writes nothing.
-/// Merges `engine`'s lexical indexes on a thread of their own when enough of them changed:
-/// updates add segments so that a save re-tokenizes only what it changed, and the merge that
-/// folds them back costs a pass over every posting — never on the save's path. At most one
-/// merge per repository at a time; a newer snapshot carries the segments on and merges later.
-fn merge_in_background(resident: &Arc<Resident>, engine: &Arc<Engine>) {
-    if !engine.lexical_merge_due() || resident.merging.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let (resident, engine) = (resident.clone(), engine.clone());
-    let resident_on_error = resident.clone();
-    let spawned = std::thread::Builder::new()
-        .name("fittok-merge".into())
-        .spawn(move || {
-            let t = Instant::now();
-            if engine.merge_lexical() {
-                tracing::info!(
-                    repo = %resident.root.display(),
-                    ms = t.elapsed().as_millis() as u64,
-                    "lexical segments merged"
-                );
-            }
-            resident.merging.store(false, Ordering::Release);
-        });
-    if let Err(e) = spawned {
-        resident_on_error.merging.store(false, Ordering::Release);
-        tracing::warn!(error = %e, "lexical segments not merged: no thread");
-    }
-}
-
-fn save_snapshot_in_background(engine: &Arc<Engine>) {
-    if engine.is_restored() {
-        return;
-    }
-    let engine = engine.clone();
-    SNAPSHOTS_SAVING.fetch_add(1, Ordering::AcqRel);
-    let spawned = std::thread::Builder::new()
-        .name("fittok-snapshot".into())
-        .spawn(move || {
-            struct Saving;
-            impl Drop for Saving {
-                fn drop(&mut self) {
-                    SNAPSHOTS_SAVING.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            let _saving = Saving;
-            let t = Instant::now();
-            match engine.save_snapshot() {
-                Ok(()) => tracing::debug!(
-                    repo = %engine.repo.root.display(),
-                    ms = t.elapsed().as_millis() as u64,
-                    "snapshot saved"
-                ),
-                Err(e) => tracing::warn!(error = %e, "snapshot not saved"),
-            }
-        });
-    if let Err(e) = spawned {
-        SNAPSHOTS_SAVING.fetch_sub(1, Ordering::AcqRel);
-        tracing::warn!(error = %e, "snapshot not saved: no thread");
-    }
 }
