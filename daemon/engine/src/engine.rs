@@ -9,9 +9,10 @@ use crate::embed::semantic::SemanticIndex;
 use crate::embed::{EmbedError, Embedder, model_dir};
 use crate::history::{History, HistoryError};
 use crate::index::{Index, Sources};
+use crate::layout::{FENCE_CLOSE, heading, node_id, range_heading};
 use crate::lines::line_starts;
 use crate::pack::Packer;
-use crate::pack::block::{FENCE_CLOSE, Mode, heading, node_id, render};
+use crate::pack::block::{Mode, render};
 use crate::rank::{Evidence, rank};
 use crate::render::{Answer, Provenance, RenderInput, answer};
 use crate::repo::{self, BuildOptions, Phase, Progress, RepoGraph};
@@ -1065,10 +1066,7 @@ impl Engine {
                 });
             }
             let lang = g.files[file as usize].lang;
-            out.push_str(&format!(
-                "### {path}:{a}-{b}\n```{}\n",
-                crate::pack::block::fence_lang(lang)
-            ));
+            out.push_str(&range_heading(path, a, b, None, lang));
             for (i, line) in crate::lines::lines_of(src, &starts, a.max(1), b.max(a))
                 .iter()
                 .enumerate()

@@ -15,6 +15,7 @@ pub mod embed;
 pub mod engine;
 pub mod history;
 pub mod index;
+pub mod layout;
 pub mod matching;
 pub mod memory;
 pub mod navigate;

@@ -5,9 +5,10 @@
 use std::fmt::Write;
 
 use crate::engine::Engine;
+use crate::layout::{BETWEEN_BLOCKS, FENCE_CLOSE, LINE_ANCHOR, node_id, range_heading};
 use crate::lines::lines_of;
 use crate::link::{EdgeKind, Graph, How};
-use crate::pack::block::{FENCE_CLOSE, LINE_ANCHOR, Mode, fence_lang, node_id};
+use crate::pack::block::Mode;
 use crate::render::{Answer, AnswerNode, Pointer, Provenance};
 use crate::tokens::count;
 
@@ -506,17 +507,10 @@ fn block(engine: &Engine, node: u32, marked: &[Line], title: &str) -> String {
             }
         }
     }
-    let mut s = format!(
-        "### {}:{}-{} {}\n```{}\n",
-        file.path,
-        first,
-        last,
-        title,
-        fence_lang(file.lang)
-    );
+    let mut s = range_heading(&file.path, first, last, Some(title), file.lang);
     for (i, &(a, b)) in ranges.iter().enumerate() {
         if i > 0 {
-            s.push_str("⋮\n");
+            s.push_str(BETWEEN_BLOCKS);
         }
         for (k, text) in lines_of(src, &starts, a, b).iter().enumerate() {
             let n = a + k as u32;
@@ -532,7 +526,7 @@ fn block(engine: &Engine, node: u32, marked: &[Line], title: &str) -> String {
     if let Some((_, b)) = ranges.last()
         && *b < last
     {
-        s.push_str("⋮\n");
+        s.push_str(BETWEEN_BLOCKS);
     }
     s.push_str(FENCE_CLOSE);
     s

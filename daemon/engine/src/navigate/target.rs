@@ -1,9 +1,9 @@
 //! The definition a navigation request names. Several definitions may share a name: all are
 //! candidates, ordered so the one a reader most likely means comes first.
 
+use crate::layout::node_id;
 use crate::link::Graph;
 use crate::model::DefKind;
-use crate::pack::block::node_id;
 
 use super::NavigateError;
 

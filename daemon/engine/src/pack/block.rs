@@ -1,15 +1,13 @@
 //! One node's block: its lines (numbered at the first and every tenth, [`LINE_ANCHOR`]; an
 //! outline's lines each: its own lines and each member's first lines, verbatim), whole, as a
 //! skeleton (a container's header and member signatures), cut to its head or to one or two
-//! windows. An answer shows the blocks of one file together, in line order, under one
-//! heading — `### path`, then the fence ([`file_opening`]) — a `⋮` line between two
-//! ([`BETWEEN_BLOCKS`]); `fittok expand` heads a node with `### path:start-end kind name`
-//! ([`heading`]).
+//! windows. How blocks are headed, fenced and separated is [`crate::layout`]'s.
 
 use crate::index::Sources;
+use crate::layout::{LINE_ANCHOR, node_id};
 use crate::lines::lines_of;
 use crate::link::Graph;
-use crate::model::{DefKind, Definition, Lang};
+use crate::model::{DefKind, Definition};
 
 use super::comments::{self, OutlineLine};
 
@@ -27,39 +25,6 @@ pub enum Mode {
     /// question's words are in.
     Windows(u32, u32, u32, u32),
 }
-
-/// The info string of a code fence: the language's own name is what Markdown renderers know.
-pub fn fence_lang(lang: Lang) -> &'static str {
-    lang.name()
-}
-
-/// The stable id of a node: `path#qualified_name`, with `@line` when the name repeats in the
-/// file.
-pub fn node_id(g: &Graph, node: u32) -> String {
-    let def = g.def(node);
-    let file = g.file_of(node);
-    if def.kind == DefKind::File {
-        return file.path.clone();
-    }
-    let dup = file
-        .definitions
-        .iter()
-        .filter(|d| d.qualified_name == def.qualified_name)
-        .count()
-        > 1;
-    if dup {
-        format!("{}#{}@{}", file.path, def.qualified_name, def.start_line)
-    } else {
-        format!("{}#{}", file.path, def.qualified_name)
-    }
-}
-
-/// Within a run of consecutive lines, a line number is shown on the run's first line and on
-/// every line whose number is a multiple of this; the others follow from them (and the block's
-/// header gives its range). A number on every line was a tenth of an answer's tokens; every
-/// tenth line keeps any line findable by counting from a nearby anchor, and the tokens saved
-/// buy code.
-pub const LINE_ANCHOR: u32 = 10;
 
 fn push_numbered(out: &mut String, shown: &mut Vec<u32>, first: u32, lines: &[String]) {
     for (i, line) in lines.iter().enumerate() {
@@ -153,37 +118,6 @@ pub fn render(g: &Graph, sources: &Sources, node: u32, mode: Mode, starts: &[usi
         lines: shown,
     }
 }
-
-/// A single node's heading and opening fence, as `fittok expand` shows it:
-/// `### path:start-end kind name`.
-pub fn heading(g: &Graph, node: u32) -> String {
-    let def = g.def(node);
-    let file = g.file_of(node);
-    format!(
-        "### {}:{}-{} {}\n```{}\n",
-        file.path,
-        def.start_line,
-        def.end_line,
-        // An impl block's name already says `impl …`; a file's name is its path.
-        match def.kind {
-            DefKind::Impl => def.qualified_name.clone(),
-            DefKind::File => "file".to_string(),
-            kind => format!("{} {}", kind.name(), def.qualified_name),
-        },
-        fence_lang(file.lang)
-    )
-}
-
-/// What opens a file's blocks in an answer: its path as a heading, then the fence.
-pub fn file_opening(path: &str, lang: Lang) -> String {
-    format!("### {path}\n```{}\n", fence_lang(lang))
-}
-
-/// What closes a file's blocks (and a single node's, [`heading`]).
-pub const FENCE_CLOSE: &str = "```\n";
-
-/// The line between two blocks of one file.
-pub const BETWEEN_BLOCKS: &str = "⋮\n";
 
 /// An excerpt of `node`: its signature's lines as written (one when it spans more than a few),
 /// so that the excerpt says what it is an excerpt of, then each of `windows` (ascending, apart)

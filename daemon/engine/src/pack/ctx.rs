@@ -9,7 +9,8 @@ use crate::link::Graph;
 use crate::model::DefKind;
 use crate::tokens::{Encoding, count};
 
-use super::block::{FENCE_CLOSE, Mode, file_opening, render};
+use super::block::{Mode, render};
+use crate::layout::{FENCE_CLOSE, file_opening};
 
 pub(super) struct Ctx<'a> {
     pub(super) g: &'a Graph,

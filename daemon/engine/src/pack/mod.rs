@@ -315,7 +315,7 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         lines,
         introduced: HashSet::new(),
         opening_tokens: HashMap::new(),
-        between_tokens: count(enc, block::BETWEEN_BLOCKS),
+        between_tokens: count(enc, crate::layout::BETWEEN_BLOCKS),
     };
     let Some(top) = ranked.first().map(|r| r.score) else {
         return Selection {

@@ -9,9 +9,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
+use crate::layout::node_id;
 use crate::link::Graph;
 use crate::model::DefKind;
-use crate::pack::block::node_id;
 
 const TEMPLATE: &str = include_str!("../../assets/graph.html");
 const FORCE_GRAPH: &str = include_str!("../../assets/force-graph-1.52.0/force-graph.min.js");

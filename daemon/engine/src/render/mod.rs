@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use crate::index::Sources;
+use crate::layout::{BETWEEN_BLOCKS, FENCE_CLOSE, file_opening, node_id};
 use crate::link::{EdgeKind, Graph};
-use crate::pack::block::{BETWEEN_BLOCKS, FENCE_CLOSE, Mode, file_opening, node_id};
+use crate::pack::block::Mode;
 use crate::pack::{Block, Selection};
 use crate::rank::Ranked;
 use crate::tokens::{Encoding, count};
