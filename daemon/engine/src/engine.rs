@@ -535,7 +535,7 @@ impl Engine {
             SemanticMode::Cached(d) => Some(Instant::now() + d),
             _ => None,
         };
-        match self.fill_semantic(deadline) {
+        match self.fill_semantic(deadline, &|| false) {
             Ok(n) => self.timings.embedded = n,
             Err(e) => tracing::warn!(error = %e, "embedding failed; partial semantic coverage"),
         }
@@ -711,7 +711,13 @@ impl Engine {
 
     /// Embeds nodes without vectors until done or `deadline`, through `&self`: readers of a
     /// shared engine see vectors as they land. Returns how many were embedded.
-    pub fn fill_semantic(&self, deadline: Option<Instant>) -> Result<usize, EmbedError> {
+    /// Embeds missing nodes, batch by batch, until `deadline`, until none is missing, or until
+    /// `give_way` says other work is waiting (checked before each batch).
+    pub fn fill_semantic(
+        &self,
+        deadline: Option<Instant>,
+        give_way: &dyn Fn() -> bool,
+    ) -> Result<usize, EmbedError> {
         let Some(s) = &self.semantic else {
             return Ok(0);
         };
@@ -721,6 +727,7 @@ impl Engine {
             &s.embedder,
             self.store.as_deref(),
             deadline,
+            give_way,
         )
     }
 
@@ -1574,5 +1581,35 @@ mod tests {
         assert!(!a.text.contains("Ledger of amounts"), "{}", a.text);
         assert!(a.text.contains("→ books.py#Ledger"), "{}", a.text);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Background embedding gives way between batches: with `give_way` true nothing is
+    /// embedded; when it turns true after the first batch, embedding stops there.
+    #[test]
+    fn embedding_gives_way_between_batches() {
+        let model = std::env::var_os("FITTOK_EMBED_MODEL")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.model/all-MiniLM-L6-v2")
+            });
+        let embedder = Arc::new(
+            Embedder::load(&model, &Default::default())
+                .unwrap_or_else(|e| panic!("{e}: run scripts/fetch-model.sh")),
+        );
+        let src: String = (0..400)
+            .map(|i| format!("def handler_{i}(request):\n    return request.get({i})\n\n\n"))
+            .collect();
+        let dir = temp_repo("give-way", &[("handlers.py", &src)]);
+        let mut engine = Engine::open(&dir, Default::default()).unwrap();
+        engine.attach_semantic(embedder);
+        let missing = engine.semantic_missing();
+        assert!(missing > 100, "{missing}");
+        assert_eq!(engine.fill_semantic(None, &|| true).unwrap(), 0);
+        assert_eq!(engine.semantic_missing(), missing);
+        let batches = std::sync::atomic::AtomicUsize::new(0);
+        let after_one = || batches.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;
+        let one = engine.fill_semantic(None, &after_one).unwrap();
+        assert!(one > 0 && one < missing, "{one} of {missing}");
+        assert_eq!(engine.semantic_missing(), missing - one);
     }
 }

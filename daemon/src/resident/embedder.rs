@@ -1,7 +1,7 @@
 //! Background embedding: one thread at idle CPU priority embeds what the cache did not have,
 //! repository by repository, in small slices that stop when the daemon does.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,13 @@ impl Residents {
         self.embedding.load(Ordering::Relaxed)
     }
 
+    /// Marks foreground work (an answer, a first build, an update) until the guard drops:
+    /// background embedding finishes its batch and waits.
+    pub fn foreground(&self) -> Foreground {
+        self.foreground.fetch_add(1, Ordering::SeqCst);
+        Foreground(self.foreground.clone())
+    }
+
     /// Hands a snapshot with nodes lacking vectors to the background embedder.
     pub(super) fn queue_embedding(&self, resident: &Arc<Resident>, engine: &Engine) {
         if engine.semantic_missing() > 0
@@ -25,6 +32,18 @@ impl Residents {
         }
     }
 }
+
+/// Foreground work under way (see [`Residents::foreground`]).
+pub struct Foreground(Arc<AtomicUsize>);
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How often a waiting embedder looks whether the foreground is done.
+const GIVE_WAY_POLL: Duration = Duration::from_millis(5);
 
 /// Puts the calling thread at idle CPU priority, so background work (embedding, reading
 /// history) runs only when nothing else wants the core: Linux `SCHED_IDLE`, and nice 19 where
@@ -55,8 +74,10 @@ pub(super) fn lower_priority() {
 pub(super) fn embed_loop(
     rx: mpsc::Receiver<Arc<Resident>>,
     busy: Arc<AtomicBool>,
+    foreground: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 ) {
+    let waiting = || foreground.load(Ordering::SeqCst) > 0;
     lower_priority();
     while let Ok(resident) = rx.recv() {
         if stop.load(Ordering::SeqCst) {
@@ -73,8 +94,15 @@ pub(super) fn embed_loop(
             if engine.semantic_missing() == 0 || stop.load(Ordering::SeqCst) {
                 break;
             }
+            // Idle priority gives the cores to the foreground, but not the memory bandwidth or
+            // the caches a batch fills: between batches the embedder waits while any answer,
+            // build or update runs.
+            while waiting() && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(GIVE_WAY_POLL);
+            }
             resident.embedding_slice.store(true, Ordering::SeqCst);
-            let filled = engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2)));
+            let filled =
+                engine.fill_semantic(Some(Instant::now() + Duration::from_secs(2)), &waiting);
             if let Ok(n) = filled {
                 embedded += n;
                 resident.embedded.fetch_add(n as u64, Ordering::SeqCst);

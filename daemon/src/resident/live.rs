@@ -230,6 +230,7 @@ impl Residents {
             std::mem::take(&mut live.pending)
         };
         let completing = current.deferred_tests() > 0;
+        let _foreground = self.foreground();
         let result = if root.is_dir() {
             self.apply(&resident, &current, changed)
         } else {

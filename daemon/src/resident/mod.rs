@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -176,6 +176,8 @@ pub struct Residents {
     me: std::sync::Weak<Residents>,
     embed_queue: Mutex<mpsc::Sender<Arc<Resident>>>,
     embedding: Arc<AtomicBool>,
+    /// Answers, first builds and updates under way: background embedding gives way to them.
+    foreground: Arc<AtomicUsize>,
     stopping: Arc<AtomicBool>,
     opts: ResidentOptions,
     /// The one file watcher, or why there is none.
@@ -189,6 +191,7 @@ impl Residents {
     pub fn new(store: Option<Arc<Store>>, opts: ResidentOptions) -> Arc<Residents> {
         let (tx, rx) = mpsc::channel::<Arc<Resident>>();
         let embedding = Arc::new(AtomicBool::new(false));
+        let foreground = Arc::new(AtomicUsize::new(0));
         let stopping = Arc::new(AtomicBool::new(false));
         let (update_tx, update_rx) = mpsc::channel::<PathBuf>();
         let residents = Arc::new_cyclic(|weak: &std::sync::Weak<Residents>| {
@@ -215,6 +218,7 @@ impl Residents {
                 me: weak.clone(),
                 embed_queue: Mutex::new(tx),
                 embedding: embedding.clone(),
+                foreground: foreground.clone(),
                 stopping: stopping.clone(),
                 opts,
                 watch,
@@ -230,7 +234,7 @@ impl Residents {
         }
         let spawned = std::thread::Builder::new()
             .name("fittok-embed".into())
-            .spawn(move || embed_loop(rx, embedding, stopping));
+            .spawn(move || embed_loop(rx, embedding, foreground, stopping));
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start the background embedder");
         }

@@ -111,6 +111,7 @@ async fn with_engine<T: Send + 'static>(
     + 'static,
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(move || {
+        let _foreground = residents.foreground();
         let (resident, engine) = residents
             .ensure_for(&path, None, need)
             .map_err(|e| ServiceError::from(e).status())?;
@@ -168,7 +169,12 @@ impl Fittok for FittokService {
                 send(phase.name(), done as u64, total as u64, String::new());
             };
             let t = Instant::now();
-            let (resident, engine) = match residents.ensure(&path, Some(&progress)) {
+            // A first build is foreground work; the wait for embedding below is not.
+            let built = {
+                let _foreground = residents.foreground();
+                residents.ensure(&path, Some(&progress))
+            };
+            let (resident, engine) = match built {
                 Ok(built) => built,
                 Err(e) => {
                     let _ = tx.blocking_send(Err(ServiceError::from(e).status()));
@@ -212,7 +218,11 @@ impl Fittok for FittokService {
                 }
                 let t = Instant::now();
                 while t.elapsed() < Duration::from_secs(10) && residents.model().is_ok() {
-                    match residents.ensure(&path, None) {
+                    let again = {
+                        let _foreground = residents.foreground();
+                        residents.ensure(&path, None)
+                    };
+                    match again {
                         Ok((_, next)) if next.has_semantic() => {
                             engine = next;
                             break;

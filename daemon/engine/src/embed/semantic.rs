@@ -220,10 +220,11 @@ impl SemanticIndex {
         embedder: &Embedder,
         store: Option<&Store>,
         deadline: Option<Instant>,
+        give_way: &dyn Fn() -> bool,
     ) -> Result<usize, super::EmbedError> {
         let mut done = 0;
         loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if deadline.is_some_and(|d| Instant::now() >= d) || give_way() {
                 break;
             }
             let (chunk, texts): (Vec<u32>, Vec<String>) =
