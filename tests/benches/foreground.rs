@@ -1,0 +1,282 @@
+//! Foreground-first benchmark: query latency and save → visible with the embedding model
+//! absent, and with it present while the background embedder works through an empty cache —
+//! side by side, in one run.
+//!
+//! `cargo build --release --bins && cargo bench -p fittok-e2e --bench foreground -- REPO [EDIT_FILE]`
+//!
+//! REPO is copied to a temporary folder (a large one, so that embedding lasts the whole run:
+//! apache/kafka takes hours). For each mode, with a private socket and an empty cache: the
+//! first answer, RUNS (default 40) warm `fittok query --code` calls (wall time, client
+//! included), and EDITS (default 5) saves of EDIT_FILE (default: the first `*.java`, `*.rs`,
+//! `*.py` or `*.go` file listed), each appending a function with a new name, timed until a
+//! query shows it. The model-present mode reports how much was embedded during its
+//! measurements, to show the embedder was working. `DAEMONS=a/fittokd,b/fittokd` repeats both
+//! modes per daemon binary (a baseline beside the build under test).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fittok_e2e::{bin, model_dir};
+
+const QUESTIONS: [&str; 4] = [
+    "how are records appended to the log",
+    "where is the configuration parsed",
+    "what happens when a request times out",
+    "how are retries scheduled after a failure",
+];
+
+struct Env {
+    socket: PathBuf,
+    cache: PathBuf,
+    model: PathBuf,
+    daemon: PathBuf,
+}
+
+impl Env {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin("fittok"));
+        c.args(args)
+            .env("FITTOK_SOCKET", &self.socket)
+            .env("FITTOK_CACHE_DIR", &self.cache)
+            .env("FITTOK_EMBED_MODEL", &self.model)
+            .env("FITTOK_DAEMON_BIN", &self.daemon)
+            .env_remove("FITTOK_MAX_BUDGET")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().expect("fittok");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn embedded(&self) -> u64 {
+        let s: serde_json::Value =
+            serde_json::from_str(&self.run(&["status", "--json"])).unwrap_or_default();
+        s["repos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["vectors_embedded"].as_u64())
+            .sum()
+    }
+
+    fn coverage(&self) -> String {
+        let s: serde_json::Value =
+            serde_json::from_str(&self.run(&["status", "--json"])).unwrap_or_default();
+        s["repos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{:.1} %",
+                    r["semantic_coverage"].as_f64().unwrap_or(0.0) * 100.0
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+struct Figures {
+    first_s: f64,
+    query_p50_ms: f64,
+    save_visible_ms: f64,
+    note: String,
+}
+
+fn measure(
+    repo: &Path,
+    edit: &Path,
+    daemon: &Path,
+    with_model: bool,
+    runs: usize,
+    edits: usize,
+) -> Figures {
+    let work = std::env::temp_dir().join(format!(
+        "fittok-fg-{}-{}",
+        std::process::id(),
+        if with_model { "model" } else { "none" }
+    ));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("temp dir");
+    let env = Env {
+        socket: work.join("d.sock"),
+        cache: work.join("cache"),
+        model: if with_model {
+            model_dir()
+        } else {
+            work.join("no-model")
+        },
+        daemon: daemon.to_path_buf(),
+    };
+    let path = repo.to_str().expect("utf-8 path");
+    let t = Instant::now();
+    env.run(&["query", "--code", path, QUESTIONS[0], "--budget", "2000"]);
+    let first_s = t.elapsed().as_secs_f64();
+    let before = env.embedded();
+    let mut lat = Vec::new();
+    for i in 0..runs {
+        let t = Instant::now();
+        env.run(&[
+            "query",
+            "--code",
+            path,
+            QUESTIONS[i % QUESTIONS.len()],
+            "--budget",
+            "2000",
+        ]);
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let ext = edit.extension().and_then(|e| e.to_str()).unwrap_or("py");
+    let original = std::fs::read_to_string(edit).expect("edit file");
+    let mut visible = Vec::new();
+    for i in 0..edits {
+        let name = format!("fittokProbe{}x{i}", std::process::id());
+        let body = match ext {
+            "java" => format!("\nclass {name}Holder {{ static int {name}() {{ return {i}; }} }}\n"),
+            "rs" => format!("\nfn {name}() -> u32 {{ {i} }}\n"),
+            "go" => format!("\nfunc {name}() int {{ return {i} }}\n"),
+            _ => format!("\n\ndef {name}():\n    return {i}\n"),
+        };
+        std::fs::write(edit, format!("{original}{body}")).expect("save");
+        let t = Instant::now();
+        loop {
+            let out = env.run(&[
+                "query",
+                "--code",
+                path,
+                &format!("what does {name} return"),
+                "--budget",
+                "600",
+            ]);
+            if out.contains(&name) {
+                break;
+            }
+            if t.elapsed() > Duration::from_secs(60) {
+                panic!("{name} not visible after 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        visible.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    std::fs::write(edit, &original).expect("restore");
+    let after = env.embedded();
+    let note = if with_model {
+        format!(
+            "embedded {} nodes during the measurements; coverage at the end {}",
+            after.saturating_sub(before),
+            env.coverage()
+        )
+    } else {
+        "no model".to_string()
+    };
+    let _ = env.cmd(&["daemon", "stop"]).output();
+    let _ = std::fs::remove_dir_all(&work);
+    Figures {
+        first_s,
+        query_p50_ms: median(lat),
+        save_visible_ms: median(visible),
+        note,
+    }
+}
+
+fn copy_repo(src: &Path, dst: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(src)
+        .arg(dst)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "copying {}", src.display());
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let Some(repo) = args.first() else {
+        eprintln!(
+            "usage: cargo bench -p fittok-e2e --bench foreground -- REPO [EDIT_FILE]  (RUNS=40, EDITS=5, DAEMONS=a,b)"
+        );
+        std::process::exit(2);
+    };
+    let num = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (runs, edits) = (num("RUNS", 40), num("EDITS", 5));
+    let copy = std::env::temp_dir().join(format!("fittok-fg-repo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_repo(Path::new(repo), &copy);
+    let edit = match args.get(1) {
+        Some(f) => copy.join(f),
+        None => {
+            let listed = Command::new("git")
+                .args(["ls-files", "*.java", "*.rs", "*.py", "*.go"])
+                .current_dir(&copy)
+                .output()
+                .expect("git ls-files");
+            let first = String::from_utf8_lossy(&listed.stdout)
+                .lines()
+                .find(|l| !l.contains("test"))
+                .expect("a source file to edit")
+                .to_string();
+            copy.join(first)
+        }
+    };
+    let daemons: Vec<PathBuf> = std::env::var("DAEMONS")
+        .map(|d| d.split(',').map(PathBuf::from).collect())
+        .unwrap_or_else(|_| vec![bin("fittokd")]);
+    println!(
+        "repository {repo}; editing {}; {runs} queries, {edits} saves per mode",
+        edit.display()
+    );
+    println!(
+        "| daemon | model | first answer | warm query p50 | save → visible (median) | embedder |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for daemon in &daemons {
+        let mut row = Vec::new();
+        for with_model in [false, true] {
+            let f = measure(&copy, &edit, daemon, with_model, runs, edits);
+            println!(
+                "| {} | {} | {:.2} s | {:.1} ms | {:.0} ms | {} |",
+                daemon.display(),
+                if with_model {
+                    "present, embedding"
+                } else {
+                    "absent"
+                },
+                f.first_s,
+                f.query_p50_ms,
+                f.save_visible_ms,
+                f.note
+            );
+            row.push(f);
+        }
+        println!(
+            "| {} | ratio present/absent | | {:.2} | {:.2} | |",
+            daemon.display(),
+            row[1].query_p50_ms / row[0].query_p50_ms,
+            row[1].save_visible_ms / row[0].save_visible_ms
+        );
+    }
+    let _ = std::fs::remove_dir_all(&copy);
+}
