@@ -174,6 +174,32 @@ pub fn save(
     index: &Index,
     walk: &WalkOptions,
 ) -> Result<(), SnapshotError> {
+    save_until(path, repo, sources, index, walk, None)
+}
+
+/// The steps of [`save`], for failure-injection tests: a writer stopped after one leaves what a
+/// crash there would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SaveStep {
+    /// The temporary file exists, holding the header's placeholder.
+    Created,
+    /// Every byte written but the header, nothing flushed.
+    Payload,
+    /// The temporary file complete and synced, not renamed.
+    Synced,
+    /// Renamed into place, the folder not synced.
+    Renamed,
+}
+
+/// [`save`], stopping after `stop_after` (tests), as a process killed there would.
+pub(crate) fn save_until(
+    path: &Path,
+    repo: &RepoGraph,
+    sources: &Sources,
+    index: &Index,
+    walk: &WalkOptions,
+    stop_after: Option<SaveStep>,
+) -> Result<(), SnapshotError> {
     let io = |source| SnapshotError::Io {
         path: path.to_path_buf(),
         source,
@@ -195,12 +221,19 @@ pub fn save(
         repo,
         index,
     };
-    let written = write_to(&tmp, &meta, sources, walk_hash(walk)).and_then(|()| {
+    let written = write_to(&tmp, &meta, sources, walk_hash(walk), stop_after);
+    if stop_after.is_some_and(|s| s < SaveStep::Renamed) {
+        return written;
+    }
+    let written = written.and_then(|()| {
         std::fs::rename(&tmp, path).map_err(|source| SnapshotError::Io {
             path: path.to_path_buf(),
             source,
         })
     });
+    if stop_after == Some(SaveStep::Renamed) {
+        return written;
+    }
     // The rename reaches the disk with the folder's entries: a power loss then leaves the old
     // snapshot or the new one (the file itself was flushed before the rename).
     if written.is_ok()
@@ -220,6 +253,7 @@ fn write_to(
     meta: &MetaOut<'_>,
     sources: &Sources,
     walk_hash: u64,
+    stop_after: Option<SaveStep>,
 ) -> Result<(), SnapshotError> {
     use std::io::{Seek, SeekFrom};
     let io = |source| SnapshotError::Io {
@@ -229,6 +263,9 @@ fn write_to(
     let mut file = std::fs::File::create(tmp).map_err(io)?;
     // The header's lengths and checksum are known at the end: written last, in place.
     file.write_all(&[0u8; HEADER_BYTES]).map_err(io)?;
+    if stop_after == Some(SaveStep::Created) {
+        return Ok(());
+    }
     let mut out = Hashing {
         inner: std::io::BufWriter::with_capacity(1 << 20, file),
         sum: Checksum::new(),
@@ -248,6 +285,9 @@ fn write_to(
     }
     let sum = out.sum.finish();
     let mut file = out.inner.into_inner().map_err(|e| io(e.into_error()))?;
+    if stop_after == Some(SaveStep::Payload) {
+        return Ok(());
+    }
     let mut header = Vec::with_capacity(HEADER_BYTES);
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&FORMAT.to_le_bytes());

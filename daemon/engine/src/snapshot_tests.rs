@@ -248,3 +248,102 @@ fn only_temporaries_of_dead_writers_are_removed() {
     }
     assert!(fx.open().is_restored());
 }
+
+/// The repository's own files, path by path: what must survive anything the cache goes through.
+fn user_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                dirs.push(e.path());
+            } else {
+                out.push((e.path(), std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_writer_killed_at_any_step_or_a_power_loss_never_changes_an_answer() {
+    use crate::snapshot::{SaveStep, save_until};
+    for step in [
+        SaveStep::Created,
+        SaveStep::Payload,
+        SaveStep::Synced,
+        SaveStep::Renamed,
+    ] {
+        for power_loss in [false, true] {
+            let what = format!("{step:?}, power loss {power_loss}");
+            let fx = Fixture::new(&format!("kill-{step:?}-{power_loss}"));
+            fx.open().save_snapshot().unwrap();
+            let path = fx.snapshot_path();
+            let old = std::fs::read(&path).unwrap();
+            let lib = fx.root.join("src/lib.rs");
+            std::fs::write(
+                &lib,
+                "/// Applies the discount.\npub fn discount(price: u32) -> u32 { price - coupon(price) }\n\
+                 fn coupon(p: u32) -> u32 { p / 5 }\n",
+            )
+            .unwrap();
+            set_mtime_later(&lib);
+            let mine = user_files(&fx.root);
+            let next = fx.open();
+            save_until(
+                &path,
+                &next.repo,
+                &next.sources,
+                &next.index,
+                &Default::default(),
+                Some(step),
+            )
+            .unwrap();
+            let dir = path.parent().unwrap();
+            let temporaries: Vec<PathBuf> = std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "tmp"))
+                .collect();
+            if step < SaveStep::Renamed {
+                assert_eq!(temporaries.len(), 1, "{what}");
+            }
+            if power_loss {
+                match step {
+                    // Unsynced bytes are lost: the temporary keeps a part of what was written.
+                    SaveStep::Created | SaveStep::Payload => {
+                        for t in &temporaries {
+                            let bytes = std::fs::read(t).unwrap();
+                            std::fs::write(t, &bytes[..bytes.len() / 2]).unwrap();
+                        }
+                    }
+                    SaveStep::Synced => {}
+                    // The rename was in the folder's unsynced entries: the old snapshot is
+                    // back under its name, the new file a temporary again.
+                    SaveStep::Renamed => {
+                        let new = std::fs::read(&path).unwrap();
+                        let name = path.file_name().unwrap().to_string_lossy();
+                        std::fs::write(
+                            dir.join(format!(".{name}.{}.99.tmp", std::process::id())),
+                            new,
+                        )
+                        .unwrap();
+                        std::fs::write(&path, &old).unwrap();
+                    }
+                }
+            }
+            let reopened = fx.open();
+            assert_same(&reopened, &fx.fresh());
+            assert!(
+                answer(&reopened, "coupon").contains("fn coupon(p: u32)"),
+                "{what}"
+            );
+            assert_eq!(user_files(&fx.root), mine, "{what}: the repository's files");
+            // And the cache goes on working: saved again, it restores the same engine.
+            reopened.save_snapshot().unwrap();
+            assert_same(&fx.open(), &fx.fresh());
+        }
+    }
+}
