@@ -1137,3 +1137,69 @@ fn navigation_in_all_four_directions_through_the_daemon() {
     let out = env.fittok(&["navigate", "vat_for", path, "--depth", "9"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+#[test]
+fn the_configuration_file_sets_what_the_environment_does_not_and_is_reported() {
+    let env = DaemonEnv::new("config-file");
+    let repo = repo();
+    let path = repo.path().to_str().unwrap();
+    let file = env.dir.path().join("config.toml");
+    std::fs::write(
+        &file,
+        "max_budget = 300\nidle_timeout = 900\nscrub = true\n",
+    )
+    .unwrap();
+    // The file caps every answer: a request for no cap gets 300 tokens at most.
+    let answer = ok(&env.fittok(&["query", "--code", "--json", path, "how is VAT added"]));
+    let v: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+    assert!(v["tokens"].as_u64().unwrap() <= 300, "{}", v["tokens"]);
+    let s = status_json(&env);
+    assert_eq!(s["idle_timeout_s"], 900, "{s}");
+    assert_eq!(s["config_file"], file.display().to_string());
+    let setting = |name: &str| {
+        s["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    assert_eq!(setting("FITTOK_MAX_BUDGET")["value"], "300");
+    assert_eq!(setting("FITTOK_MAX_BUDGET")["source"], "config file");
+    assert_eq!(setting("FITTOK_HISTORY_COMMITS")["source"], "default");
+    let shown = ok(&env.fittok(&["config"]));
+    assert!(
+        shown.contains(&file.display().to_string())
+            && shown.lines().any(|l| l.starts_with("FITTOK_MAX_BUDGET")
+                && l.contains("config file")
+                && l.contains("300")),
+        "{shown}"
+    );
+    ok(&env.fittok(&["daemon", "stop"]));
+
+    // The environment wins over the file.
+    let mut over = env.cmd("fittok");
+    over.args(["query", "--code", "--json", path, "how is VAT added"])
+        .env("FITTOK_MAX_BUDGET", "250");
+    let out = over.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = status_json(&env);
+    let budget = s["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "FITTOK_MAX_BUDGET")
+        .cloned()
+        .unwrap();
+    assert_eq!(budget["value"], "250", "{s}");
+    assert_eq!(budget["source"], "environment");
+    ok(&env.fittok(&["daemon", "stop"]));
+
+    // A key that names no setting stops the daemon from starting, naming the file and the key.
+    std::fs::write(&file, "max_budgt = 300\n").unwrap();
+    let out = env.fittok(&["query", "--code", path, "how is VAT added"]);
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(said.contains("`max_budgt` is not a setting"), "{said}");
+}

@@ -202,6 +202,8 @@ impl DaemonEnv {
             .env_remove("FITTOK_LLM_API_KEY")
             .env("FITTOK_SOCKET", &self.socket)
             .env("FITTOK_CACHE_DIR", &self.cache)
+            // The user's own configuration file never reaches a test's daemon.
+            .env("FITTOK_CONFIG", self.dir.path().join("config.toml"))
             .env("FITTOK_LOG", "info");
         c.env_remove("HF_ENDPOINT").env_remove("HF_HUB_OFFLINE");
         if let Some(hub) = &self.hub {

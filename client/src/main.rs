@@ -95,6 +95,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The running daemon's settings: each one's value and where it came from (the
+    /// environment it was started with, its configuration file, or the default).
+    Config {
+        #[arg(long)]
+        json: bool,
+    },
     /// Drop a repository from the daemon's memory (its caches stay on disk).
     Forget { path: Option<PathBuf> },
     /// Start, stop or restart the daemon, or show its log.
@@ -296,6 +302,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         } => navigate::run(target, path.as_deref(), flags, &opts, no_daemon).await,
         Command::Expand { ids, flags } => expand::run(ids, flags, &opts, no_daemon).await,
         Command::Status { json } => status::run(&opts, json).await,
+        Command::Config { json } => status::config(&opts, json).await,
         Command::Forget { path } => daemon::forget(path.as_deref(), &opts).await,
         Command::Daemon { action } => daemon::run(&opts, &action).await,
         Command::Graph(args) => graph::run(args, &opts, no_daemon).await,

@@ -6,7 +6,7 @@ use fittok_connect::{ClientError, DaemonOptions, EXIT_DAEMON};
 
 use crate::Failure;
 
-pub async fn run(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
+async fn status(opts: &DaemonOptions) -> Result<StatusReply, Failure> {
     let mut client = match fittok_connect::hello(&opts.socket, "fittok").await {
         Ok((c, _)) => c,
         Err(e @ ClientError::NotRunning { .. }) => {
@@ -14,7 +14,45 @@ pub async fn run(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
         }
         Err(e) => return Err(Failure::new(EXIT_DAEMON, e.to_string())),
     };
-    let s = client.status(StatusRequest {}).await?.into_inner();
+    Ok(client.status(StatusRequest {}).await?.into_inner())
+}
+
+/// `fittok config`: every setting of the running daemon, its value and its source.
+pub async fn config(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
+    let s = status(opts).await?;
+    if json {
+        let v = serde_json::json!({
+            "config_file": s.config_file,
+            "settings": s.settings,
+        });
+        crate::print_out(&serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(());
+    }
+    let exists = std::path::Path::new(&s.config_file).is_file();
+    let mut out = format!(
+        "config file {} ({})\nkeys in the file are the names below without `FITTOK_`, in lower case; the environment overrides the file\n\n",
+        s.config_file,
+        if exists { "read" } else { "none there" }
+    );
+    let width = s.settings.iter().map(|v| v.name.len()).max().unwrap_or(0);
+    for v in &s.settings {
+        out.push_str(&format!(
+            "{:width$}  {:<12}  {}\n",
+            v.name,
+            v.source,
+            if v.value.is_empty() {
+                "(unset)"
+            } else {
+                &v.value
+            },
+        ));
+    }
+    crate::print_out(&out);
+    Ok(())
+}
+
+pub async fn run(opts: &DaemonOptions, json: bool) -> Result<(), Failure> {
+    let s = status(opts).await?;
     let notes = fittok_connect::settings::differences(&s.settings, crate::env_var);
     if json {
         let text = serde_json::to_string_pretty(&s)
@@ -67,14 +105,19 @@ pub fn text(s: &StatusReply) -> String {
         s.socket,
         s.log_path
     );
-    let set: Vec<String> = s
-        .settings
-        .iter()
-        .filter(|v| v.from_env)
-        .map(|v| format!("{}={}", v.name, v.value))
-        .collect();
-    if !set.is_empty() {
-        out.push_str(&format!("config {}\n", set.join(" ")));
+    let from = |source: &str| -> Vec<String> {
+        s.settings
+            .iter()
+            .filter(|v| v.source == source)
+            .map(|v| format!("{}={}", v.name, v.value))
+            .collect()
+    };
+    let (env, file) = (from("environment"), from("config file"));
+    if !file.is_empty() {
+        out.push_str(&format!("config {} ({})\n", s.config_file, file.join(" ")));
+    }
+    if !env.is_empty() {
+        out.push_str(&format!("env    {}\n", env.join(" ")));
     }
     let failed: Vec<String> = s
         .grammars

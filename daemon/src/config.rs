@@ -9,6 +9,7 @@ use std::sync::Arc;
 use fittok_engine::Config;
 use fittok_engine::config::{ConfigError, VARIABLES};
 
+use crate::config_file::ConfigFile;
 use crate::download::ModelSource;
 
 /// The daemon's own variables (the engine's are [`fittok_engine::config::VARIABLES`]).
@@ -67,6 +68,27 @@ pub struct DaemonConfig {
     pub llm_api_key: Option<String>,
     /// The variables that were set (non-empty) when this was parsed.
     pub set_vars: Vec<&'static str>,
+    /// The variables the configuration file set and the environment did not.
+    pub file_vars: Vec<&'static str>,
+    /// The configuration file read (empty, with no path, when none was looked for).
+    pub file: ConfigFile,
+}
+
+/// The serve command's settings that a file can set too (flags and variables override it).
+pub const SERVE_VARIABLES: &[&str] = &[
+    "FITTOK_IDLE_TIMEOUT",
+    "FITTOK_MEMORY_BUDGET_MB",
+    "FITTOK_AUTOWATCH",
+];
+
+/// Every setting a configuration file may hold, by variable name.
+pub fn file_settings() -> Vec<&'static str> {
+    VARIABLES
+        .iter()
+        .chain(DAEMON_VARIABLES)
+        .map(|v| v.name)
+        .chain(SERVE_VARIABLES.iter().copied())
+        .collect()
 }
 
 fn is_on(v: &str) -> bool {
@@ -77,6 +99,36 @@ fn is_on(v: &str) -> bool {
 }
 
 impl DaemonConfig {
+    /// Parses the engine's and the daemon's settings from `env` (the process's environment)
+    /// over `file` (the configuration file): a variable set in the environment wins.
+    pub fn from_sources(
+        cache_dir: Option<PathBuf>,
+        env: impl Fn(&str) -> Option<String>,
+        file: &ConfigFile,
+    ) -> Result<DaemonConfig, ConfigError> {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let mut config =
+            DaemonConfig::from_vars(cache_dir, |name| env(name).or_else(|| file.get(name)))?;
+        let names = VARIABLES.iter().chain(DAEMON_VARIABLES).map(|v| v.name);
+        config.set_vars = names.clone().filter(|name| env(name).is_some()).collect();
+        config.file_vars = names
+            .filter(|name| env(name).is_none() && file.sets(name))
+            .collect();
+        config.file = file.clone();
+        Ok(config)
+    }
+
+    /// Where `name`'s value came from: "environment", "config file" or "default".
+    pub fn source_of(&self, name: &str) -> &'static str {
+        if self.set_vars.contains(&name) {
+            "environment"
+        } else if self.file_vars.contains(&name) {
+            "config file"
+        } else {
+            "default"
+        }
+    }
+
     /// Parses the engine's and the daemon's variables through `var`, with the cache in
     /// `cache_dir`.
     pub fn from_vars(
@@ -126,6 +178,8 @@ impl DaemonConfig {
             }),
             llm_api_key: get("FITTOK_LLM_API_KEY").or_else(|| get("OPENAI_API_KEY")),
             set_vars,
+            file_vars: Vec::new(),
+            file: ConfigFile::default(),
         })
     }
 
@@ -138,6 +192,7 @@ impl DaemonConfig {
                 value,
                 matters,
                 from_env: self.set_vars.contains(&name),
+                source: self.source_of(name).into(),
             })
             .collect()
     }

@@ -9,6 +9,7 @@
 //! in as [`config::DaemonConfig`], built once by `fittokd`.
 
 pub mod config;
+pub mod config_file;
 pub mod download;
 pub mod resident;
 pub mod service;

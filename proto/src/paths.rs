@@ -28,6 +28,28 @@ pub fn cache_dir() -> PathBuf {
     }
 }
 
+/// The daemon's configuration file: `FITTOK_CONFIG`, else `$XDG_CONFIG_HOME/fittok/config.toml`,
+/// else `~/.config/fittok/config.toml` (on macOS `~/Library/Application Support/fittok/`, on
+/// Windows `%APPDATA%\fittok\`).
+pub fn config_file() -> PathBuf {
+    if let Some(p) = env_path("FITTOK_CONFIG") {
+        return p;
+    }
+    if let Some(dir) = env_path("XDG_CONFIG_HOME") {
+        return dir.join("fittok").join("config.toml");
+    }
+    #[cfg(windows)]
+    if let Some(dir) = env_path("APPDATA") {
+        return dir.join("fittok").join("config.toml");
+    }
+    let home = env_path("HOME").unwrap_or_else(std::env::temp_dir);
+    if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/fittok/config.toml")
+    } else {
+        home.join(".config").join("fittok").join("config.toml")
+    }
+}
+
 /// The daemon's socket: `FITTOK_SOCKET`, else `$XDG_RUNTIME_DIR/fittok/fittokd.sock`, else
 /// `run/fittokd.sock` under the (per-user) cache directory.
 #[cfg(not(windows))]

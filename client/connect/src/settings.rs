@@ -70,6 +70,7 @@ mod tests {
             value: value.into(),
             matters: true,
             from_env,
+            source: if from_env { "environment" } else { "default" }.into(),
         }
     }
 

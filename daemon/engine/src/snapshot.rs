@@ -186,6 +186,7 @@ pub(crate) enum SaveStep {
     /// Every byte written but the header, nothing flushed.
     Payload,
     /// The temporary file complete and synced, not renamed.
+    #[cfg_attr(not(test), allow(dead_code))]
     Synced,
     /// Renamed into place, the folder not synced.
     Renamed,

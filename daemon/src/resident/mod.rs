@@ -154,6 +154,8 @@ impl Default for ResidentOptions {
                 no_download_note: None,
                 llm_api_key: None,
                 set_vars: Vec::new(),
+                file_vars: Vec::new(),
+                file: Default::default(),
             },
         }
     }

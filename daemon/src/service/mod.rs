@@ -420,6 +420,7 @@ impl Fittok for FittokService {
                     error: loaded.err().unwrap_or_default(),
                 })
                 .collect(),
+            config_file: self.residents.config().file.path.display().to_string(),
             settings: self.residents.config().wire_settings(),
         }))
     }

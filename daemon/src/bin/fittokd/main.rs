@@ -25,6 +25,7 @@ macro_rules! out {
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use fittok_daemon::config::DaemonConfig;
+use fittok_daemon::config_file::ConfigFile;
 use fittok_daemon::service::ServiceError;
 
 #[global_allocator]
@@ -121,12 +122,34 @@ fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
 }
 
-/// The configuration of this process: its environment, the cache in the usual place.
+/// A daemon that cannot start says why in its log, where the client that spawned it (with no
+/// terminal) looks for the reason.
+fn startup_error_to_log(e: &anyhow::Error) {
+    use std::io::Write;
+    let path = fittok_proto::paths::log_path();
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(f, "ERROR fittokd: cannot start: {e:#}");
+    }
+}
+
+/// The configuration of this process: its environment over its configuration file, the
+/// cache in the usual place.
 fn config() -> anyhow::Result<DaemonConfig> {
-    DaemonConfig::from_vars(Some(fittok_proto::paths::cache_dir()), |k| {
-        std::env::var(k).ok()
-    })
-    .context("bad configuration")
+    let path = fittok_proto::paths::config_file();
+    let file = ConfigFile::read(&path, &fittok_daemon::config::file_settings())?;
+    DaemonConfig::from_sources(
+        Some(fittok_proto::paths::cache_dir()),
+        |k| std::env::var(k).ok(),
+        &file,
+    )
+    .with_context(|| format!("bad configuration (the environment, or {})", path.display()))
 }
 
 /// Errors are one line (`fittokd: cannot index /x: …`), with or without RUST_BACKTRACE: a
@@ -163,7 +186,15 @@ fn without_transparent_huge_pages() {
 
 fn run() -> Result<(), Failed> {
     let cli = Cli::parse();
-    let config = config()?;
+    let config = match config() {
+        Ok(c) => c,
+        Err(e) => {
+            if matches!(cli.command, Command::Serve(_)) {
+                startup_error_to_log(&e);
+            }
+            return Err(e.into());
+        }
+    };
     if let Command::Serve(args) = cli.command {
         return Ok(serve::serve(args, config)?);
     }

@@ -13,19 +13,21 @@ pub struct ServeArgs {
     /// else run/fittokd.sock in the cache directory).
     #[arg(long)]
     socket: Option<PathBuf>,
-    /// Exit after this many seconds without calls; 0 = never.
-    #[arg(long, env = "FITTOK_IDLE_TIMEOUT", default_value_t = 1800)]
-    idle_timeout: u64,
-    /// Beyond this many MB of resident repositories (estimated), the least recently used
-    /// leave memory (their caches stay on disk).
-    #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB", default_value_t = 2048)]
-    memory_budget_mb: u64,
+    /// Exit after this many seconds without calls; 0 = never [default: 1800, or the
+    /// configuration file's `idle_timeout`].
+    #[arg(long, env = "FITTOK_IDLE_TIMEOUT")]
+    idle_timeout: Option<u64>,
+    /// Beyond this many MB of resident set, the least recently used repositories leave memory
+    /// (their caches stay on disk) [default: 2048, or the file's `memory_budget_mb`].
+    #[arg(long, env = "FITTOK_MEMORY_BUDGET_MB")]
+    memory_budget_mb: Option<u64>,
     /// Rank without the embedding model (no model load, no background embedding).
     #[arg(long)]
     no_semantic: bool,
-    /// Watch resident repositories for changes; `false` checks before each answer instead.
-    #[arg(long, env = "FITTOK_AUTOWATCH", default_value_t = true, action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
-    autowatch: bool,
+    /// Watch resident repositories for changes; `false` checks before each answer instead
+    /// [default: true, or the file's `autowatch`].
+    #[arg(long, env = "FITTOK_AUTOWATCH", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    autowatch: Option<bool>,
     /// Report this version to clients instead of the build's (for hand-over tests).
     #[arg(long, hide = true)]
     report_version: Option<String>,
@@ -78,6 +80,38 @@ pub fn serve(args: ServeArgs, mut config: DaemonConfig) -> anyhow::Result<()> {
         report_version,
     } = args;
     let log_note = init_daemon_log();
+    // A flag or variable wins over the configuration file, which wins over the default.
+    let from_file = |name: &str, expected: &str| -> anyhow::Result<Option<u64>> {
+        config
+            .file
+            .get(name)
+            .map(|v| {
+                v.trim().parse::<u64>().map_err(|_| {
+                    anyhow::anyhow!(
+                        "{}: `{}` = {v:?}: {expected}",
+                        config.file.path.display(),
+                        fittok_daemon::config_file::key_of(name)
+                    )
+                })
+            })
+            .transpose()
+    };
+    let idle_timeout = match idle_timeout {
+        Some(s) => s,
+        None => from_file("FITTOK_IDLE_TIMEOUT", "expected seconds")?.unwrap_or(1800),
+    };
+    let memory_budget_mb = match memory_budget_mb {
+        Some(mb) => mb,
+        None => from_file("FITTOK_MEMORY_BUDGET_MB", "expected megabytes")?.unwrap_or(2048),
+    };
+    let autowatch = autowatch
+        .or_else(|| {
+            config
+                .file
+                .get("FITTOK_AUTOWATCH")
+                .map(|v| v != "0" && v != "false")
+        })
+        .unwrap_or(true);
     // candle splits a matrix product over the current rayon pool only when this says more
     // than 1; the embedder's own pools then decide: two threads for a question, one for the
     // background embedder (which leaves a core to queries).
