@@ -172,6 +172,8 @@ def main():
     ap.add_argument("--sample", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out")
+    ap.add_argument("--warmup", type=float, default=0,
+                    help="seconds to let the server index the workspace before asking (rust-analyzer)")
     a = ap.parse_args()
     repo = Path(a.repo).resolve()
     ext = {"python": (".py",), "typescript": (".ts", ".tsx"), "rust": (".rs",)}[a.lang]
@@ -189,6 +191,7 @@ def main():
         texts[f] = (repo / f).read_text(errors="replace")
         lsp.notify("textDocument/didOpen", {"textDocument": {"uri": uri(repo / f), "languageId": lang_id,
                                                              "version": 1, "text": texts[f]}})
+    time.sleep(a.warmup)
     rng = random.Random(a.seed)
     candidates = []
     for f in files:

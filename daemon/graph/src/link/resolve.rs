@@ -134,6 +134,8 @@ pub struct FileScope<'a> {
     modules: &'a ModuleIndex,
     file: u32,
     lang: Lang,
+    /// The file is test code: test helpers elsewhere are fair targets of its references.
+    test_file: bool,
     bindings: HashMap<String, Binding>,
     wildcard_files: Vec<u32>,
     package_files: Vec<u32>,
@@ -150,6 +152,7 @@ impl<'a> FileScope<'a> {
             modules,
             file,
             lang: f.lang,
+            test_file: crate::model::is_test_path(&f.path),
             bindings: HashMap::new(),
             wildcard_files: Vec::new(),
             package_files: match f.lang {
@@ -479,7 +482,15 @@ impl<'a> FileScope<'a> {
     }
 
     fn unique(&self, candidates: impl Iterator<Item = u32>) -> Vec<u32> {
-        let all: Vec<u32> = candidates.collect();
+        // A test-only definition in another file (`tests::err`) is no target for code outside
+        // tests: the name is unique only because the real one is not in the repository.
+        let all: Vec<u32> = candidates
+            .filter(|&n| {
+                !self.g.def(n).is_test
+                    || self.test_file
+                    || self.g.nodes[n as usize].file == self.file
+            })
+            .collect();
         if all.len() <= 1 {
             return all;
         }

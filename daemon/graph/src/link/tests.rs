@@ -662,3 +662,52 @@ fn relinking_resolves_only_files_whose_interface_stayed_and_equals_a_full_link()
         }
     }
 }
+
+/// A name defined only in another file's tests is no target for code outside tests: there the
+/// real definition is outside the repository (or a local the parser does not see).
+#[test]
+fn code_outside_tests_never_resolves_to_another_files_test_helper() {
+    let g = graph(&[
+        (
+            "crates/ignore/src/lib.rs",
+            "pub fn walk() {}\n\n#[cfg(test)]\nmod tests {\n    fn err(msg: &str) -> String { msg.into() }\n    #[test]\n    fn t() { err(\"x\"); }\n}\n",
+        ),
+        (
+            "crates/printer/src/hyperlink.rs",
+            "pub fn parse() -> Result<(), String> { Err(err(\"bad\")) }\n",
+        ),
+        (
+            "crates/printer/tests/hyperlink.rs",
+            "#[test]\nfn parses() { let _ = err(\"x\"); }\n",
+        ),
+    ]);
+    let helper = "crates/ignore/src/lib.rs#tests::err";
+    let calls = edges(&g, EdgeKind::Calls);
+    assert!(
+        !has(
+            &g,
+            EdgeKind::Calls,
+            "crates/printer/src/hyperlink.rs#parse",
+            helper
+        ),
+        "{calls:?}"
+    );
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "crates/ignore/src/lib.rs#tests::t",
+            helper
+        ),
+        "{calls:?}"
+    );
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "crates/printer/tests/hyperlink.rs#parses",
+            helper
+        ),
+        "{calls:?}"
+    );
+}

@@ -503,6 +503,8 @@ impl<'f, 's> Cx<'f, 's> {
             .map(|(_, t)| t.clone())
     }
 
+    /// Records a use of `name` at `node`: the name itself, or the expression that ends with it
+    /// (`builder\n    .caseless(true)`), whose last line is where the name is written.
     pub fn reference(&mut self, kind: RefKind, name: String, receiver: Option<String>, node: Node) {
         if name.is_empty() || receiver.is_none() && builtins::is_builtin(self.lang(), &name) {
             return;
@@ -517,7 +519,7 @@ impl<'f, 's> Cx<'f, 's> {
             name: &name,
             receiver: receiver.as_deref(),
             receiver_type: receiver_type.as_deref(),
-            line: node.start_position().row as u32 + 1,
+            line: name_line(node),
             scope,
         });
     }
@@ -665,6 +667,29 @@ pub fn unquote(s: &str) -> String {
     }
     let s = s[q..].trim_start_matches(['"', '\'', '`']);
     s.trim_end_matches(['"', '\'', '`']).to_string()
+}
+
+/// Expressions that end with the member or path segment they name: their last line is the
+/// name's, however the receiver before it is laid out.
+const ENDS_WITH_NAME: &[&str] = &[
+    "field_expression",
+    "member_expression",
+    "attribute",
+    "selector_expression",
+    "scoped_identifier",
+    "navigation_expression",
+    "member_access_expression",
+    "field_access",
+];
+
+/// The line a reference is written on: for an expression ending with the name, its last line.
+fn name_line(node: Node) -> u32 {
+    let row = if ENDS_WITH_NAME.contains(&node.kind()) {
+        node.end_position().row
+    } else {
+        node.start_position().row
+    };
+    row as u32 + 1
 }
 
 #[cfg(test)]

@@ -1046,3 +1046,42 @@ fun String.shout(): String = uppercase()
             && i.names == [("Thing".to_string(), "Other".to_string())]
     }));
 }
+
+/// A call at the end of a chain laid out over several lines is on the line of its name, in
+/// every language whose callee is an expression ending with it.
+#[test]
+fn a_chained_call_is_on_the_line_of_its_name() {
+    for (path, lang, src) in [
+        (
+            "a.rs",
+            Lang::Rust,
+            "fn build(b: Builder) {\n    b\n        .caseless(true)\n        .build();\n}\n",
+        ),
+        (
+            "a.py",
+            Lang::Python,
+            "def build(b):\n    return (b\n        .caseless(True)\n        .build())\n",
+        ),
+        (
+            "a.js",
+            Lang::JavaScript,
+            "function build(b) {\n  return b\n    .caseless(true)\n    .build();\n}\n",
+        ),
+        (
+            "a.go",
+            Lang::Go,
+            "package a\n\nfunc build(b B) {\n\tb.\n\t\tcaseless(true).\n\t\tbuild()\n}\n",
+        ),
+    ] {
+        let f = parse_file(path, lang, src.as_bytes());
+        let line = |name: &str| {
+            f.references
+                .iter()
+                .find(|r| r.name == name && r.kind == RefKind::Call)
+                .map(|r| r.line)
+                .unwrap_or_else(|| panic!("{path}: no call of {name}"))
+        };
+        let want = if lang == Lang::Go { (5, 6) } else { (3, 4) };
+        assert_eq!((line("caseless"), line("build")), want, "{path}");
+    }
+}
