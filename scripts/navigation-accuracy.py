@@ -172,6 +172,9 @@ def main():
     ap.add_argument("--sample", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out")
+    ap.add_argument("--init-options", default="{}",
+                    help="the server's initializationOptions as JSON, e.g. rust-analyzer's "
+                    "'{\"cargo\": {\"features\": \"all\"}}' so feature-gated code is analysed too")
     ap.add_argument("--warmup", type=float, default=0,
                     help="seconds to let the server index the workspace before asking (rust-analyzer)")
     a = ap.parse_args()
@@ -184,6 +187,7 @@ def main():
     lsp = Lsp(shlex.split(a.lsp), repo)
     lsp.request("initialize", {"processId": os.getpid(), "rootUri": uri(repo),
                                "workspaceFolders": [{"uri": uri(repo), "name": repo.name}],
+                               "initializationOptions": json.loads(a.init_options),
                                "capabilities": {"textDocument": {"documentSymbol": {"hierarchicalDocumentSymbolSupport": True}}}})
     lsp.notify("initialized", {})
     texts = {}

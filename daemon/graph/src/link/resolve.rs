@@ -534,6 +534,31 @@ impl<'a> FileScope<'a> {
         Vec::new()
     }
 
+    /// Of several definitions, those in this file, else those under this file's crate or
+    /// package root (the directory above `/src`), else all.
+    fn nearest(&self, all: Vec<u32>) -> Vec<u32> {
+        if all.len() <= 1 {
+            return all;
+        }
+        let here: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&m| self.g.nodes[m as usize].file == self.file)
+            .collect();
+        if !here.is_empty() {
+            return here;
+        }
+        let path = &self.g.files[self.file as usize].path;
+        let dir = super::dir_of(path);
+        let root = dir.split("/src").next().unwrap_or(dir);
+        let near: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&m| self.g.file_of(m).path.starts_with(root))
+            .collect();
+        if near.is_empty() { all } else { near }
+    }
+
     /// Members of a known type definition: of all types sharing its name, prefer members
     /// declared beside it (same file, then same directory tree).
     fn members_of_node(&self, ty: u32, name: &str) -> Vec<u32> {
@@ -626,9 +651,10 @@ impl<'a> FileScope<'a> {
             let m = self.self_type(r.scope).map(|t| self.members_of(&t, name));
             return (m.unwrap_or_default(), How::Member);
         }
-        // A type: `Type::new()`, `Foo.bar()`, `a::b::Type::f()`.
+        // A type: `Type::new()`, `Foo.bar()`, `a::b::Type::f()`. Not imported, so it is in
+        // scope here: of several types of that name, the one of this file, else this crate's.
         if last.chars().next().is_some_and(char::is_uppercase) {
-            let m = self.members_of(last, name);
+            let m = self.nearest(self.members_of(last, name));
             if !m.is_empty() {
                 return (m, How::Member);
             }

@@ -711,3 +711,41 @@ fn code_outside_tests_never_resolves_to_another_files_test_helper() {
         "{calls:?}"
     );
 }
+
+/// `Config::default()` with no `Config` imported means the `Config` in scope: this file's, else
+/// this crate's — not every `Config` of the workspace.
+#[test]
+fn an_unimported_type_path_means_the_type_in_scope() {
+    let g = graph(&[
+        (
+            "crates/printer/src/path.rs",
+            "struct Config { x: u8 }\nimpl Default for Config { fn default() -> Config { Config { x: 0 } } }\npub fn build() { let _ = Config::default(); }\n",
+        ),
+        (
+            "crates/searcher/src/config.rs",
+            "pub struct Config { y: u8 }\nimpl Default for Config { fn default() -> Config { Config { y: 1 } } }\n",
+        ),
+        (
+            "crates/searcher/src/lib.rs",
+            "pub fn make() { let _ = Config::default(); }\n",
+        ),
+    ]);
+    let calls = edges(&g, EdgeKind::Calls);
+    let to = |from: &str| -> Vec<&str> {
+        calls
+            .iter()
+            .filter(|(f, _)| f == from)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    };
+    assert_eq!(
+        to("crates/printer/src/path.rs#build"),
+        ["crates/printer/src/path.rs#Config::default"],
+        "{calls:?}"
+    );
+    assert_eq!(
+        to("crates/searcher/src/lib.rs#make"),
+        ["crates/searcher/src/config.rs#Config::default"],
+        "{calls:?}"
+    );
+}
