@@ -638,14 +638,17 @@ impl<'a> FileScope<'a> {
         };
         let last = recv.rsplit(sep).next().unwrap_or(recv);
         let first = recv.split(sep).next().unwrap_or(recv);
-        // `a.b.f()` where `a` or `a.b` is an imported module: look inside.
-        if sep == "."
-            && first != recv
-            && let Some(b) = self.bindings.get(first)
-            && b.defs.is_empty()
-            && b.files.is_empty()
+        // `a.b.f()` / `a::B::f()` where `a` is an imported module outside the repository (or
+        // Rust's `std`, `core`, `alloc`): its members are not ours, whatever their names.
+        let external_root = self.lang == Lang::Rust && matches!(first, "std" | "core" | "alloc");
+        if first != recv
+            && (external_root
+                || self
+                    .bindings
+                    .get(first)
+                    .is_some_and(|b| b.defs.is_empty() && b.files.is_empty()))
         {
-            return (Vec::new(), How::Import); // an external module
+            return (Vec::new(), How::Import);
         }
         if last == "Self" {
             let m = self.self_type(r.scope).map(|t| self.members_of(&t, name));

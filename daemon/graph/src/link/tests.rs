@@ -749,3 +749,21 @@ fn an_unimported_type_path_means_the_type_in_scope() {
         "{calls:?}"
     );
 }
+
+/// `io::Error::from(e)` with `use std::io;`, or `std::io::Error::from(e)`, is std's, not the
+/// repository's own `Error::from`.
+#[test]
+fn a_path_through_an_external_module_is_not_the_repositorys_type() {
+    let g = graph(&[(
+        "src/lib.rs",
+        "use std::io;\npub enum Error { Io(io::Error) }\nimpl From<io::Error> for Error { fn from(e: io::Error) -> Error { Error::Io(e) } }\n\
+         pub fn a(e: io::ErrorKind) -> io::Error { io::Error::from(e) }\n\
+         pub fn b(e: std::io::ErrorKind) -> std::io::Error { std::io::Error::from(e) }\n\
+         pub fn c(e: io::Error) -> Error { Error::from(e) }\n",
+    )]);
+    let calls = edges(&g, EdgeKind::Calls);
+    let from = "src/lib.rs#Error::from";
+    assert!(!has(&g, EdgeKind::Calls, "src/lib.rs#a", from), "{calls:?}");
+    assert!(!has(&g, EdgeKind::Calls, "src/lib.rs#b", from), "{calls:?}");
+    assert!(has(&g, EdgeKind::Calls, "src/lib.rs#c", from), "{calls:?}");
+}
