@@ -767,3 +767,37 @@ fn a_path_through_an_external_module_is_not_the_repositorys_type() {
     assert!(!has(&g, EdgeKind::Calls, "src/lib.rs#b", from), "{calls:?}");
     assert!(has(&g, EdgeKind::Calls, "src/lib.rs#c", from), "{calls:?}");
 }
+
+/// `self.field.m()` calls a member of the field's declared type, even when another type
+/// defines a method of the same name; the struct may come after the impl.
+#[test]
+fn a_call_on_a_field_of_self_resolves_through_the_fields_type() {
+    let g = graph(&[
+        (
+            "src/literal.rs",
+            "impl Literals {\n    fn merge(&mut self, o: Literals) {\n        self.exact.union(o.exact);\n    }\n}\n\
+             pub struct Literals { exact: LiteralSet, other: Vec<u8> }\n\
+             pub struct LiteralSet;\nimpl LiteralSet { pub fn union(&mut self, o: LiteralSet) {} }\n",
+        ),
+        (
+            "src/set.rs",
+            "pub struct ByteSet;\nimpl ByteSet { pub fn union(&mut self, o: ByteSet) {} }\n",
+        ),
+    ]);
+    let calls = edges(&g, EdgeKind::Calls);
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "src/literal.rs#Literals::merge",
+            "src/literal.rs#LiteralSet::union"
+        ),
+        "{calls:?}"
+    );
+    assert!(!has(
+        &g,
+        EdgeKind::Calls,
+        "src/literal.rs#Literals::merge",
+        "src/set.rs#ByteSet::union"
+    ));
+}

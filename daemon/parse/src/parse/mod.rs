@@ -191,7 +191,10 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         Lang::Php => php::visit(&mut cx, root),
         Lang::Swift => swift::visit(&mut cx, root),
         Lang::Go => go::visit(&mut cx, root),
-        Lang::Rust => rust_lang::visit(&mut cx, root),
+        Lang::Rust => {
+            rust_lang::collect_field_types(&mut cx, root);
+            rust_lang::visit(&mut cx, root)
+        }
         Lang::Markdown => {}
     }
     cx.finish();
@@ -284,6 +287,9 @@ pub(crate) struct Cx<'f, 's> {
     pub type_params: Vec<String>,
     /// The file's references, moved into it when the visit ends ([`Cx::finish`]).
     refs: ReferencesBuilder,
+    /// (type, field, field's type) of the file's struct fields: `self.field.m()` calls a
+    /// member of the field's type.
+    field_types: Vec<(String, String, String)>,
 }
 
 impl<'f, 's> Cx<'f, 's> {
@@ -297,6 +303,7 @@ impl<'f, 's> Cx<'f, 's> {
             ruby_singleton: false,
             type_params: Vec::new(),
             refs: ReferencesBuilder::default(),
+            field_types: Vec::new(),
         }
     }
 
@@ -495,12 +502,29 @@ impl<'f, 's> Cx<'f, 's> {
     }
 
     pub fn lookup(&self, var: &str) -> Option<String> {
-        self.bindings
+        let bound = self
+            .bindings
             .iter()
             .rev()
             .flat_map(|frame| frame.iter().rev())
             .find(|(v, _)| v == var)
-            .map(|(_, t)| t.clone())
+            .map(|(_, t)| t.clone());
+        bound.or_else(|| {
+            // `self.field`: the declared type of the field of `self`'s type.
+            let field = var.strip_prefix("self.").filter(|f| !f.contains('.'))?;
+            let owner = self.lookup("self")?;
+            self.field_types
+                .iter()
+                .find(|(t, f, _)| *t == owner && f == field)
+                .map(|(_, _, ty)| ty.clone())
+        })
+    }
+
+    /// Records that `owner`'s field `field` has type `ty` (see [`Cx::lookup`]).
+    pub fn field_type(&mut self, owner: String, field: String, ty: String) {
+        if !owner.is_empty() && !field.is_empty() && !ty.is_empty() {
+            self.field_types.push((owner, field, ty));
+        }
     }
 
     /// Records a use of `name` at `node`: the name itself, or the expression that ends with it

@@ -9,6 +9,32 @@ use tree_sitter::Node;
 use super::{Cx, base_type_name};
 use crate::model::{DefKind, Import, RefKind};
 
+/// Every struct's named fields and their types, before the visit: an impl may come before
+/// the struct it is for.
+pub(super) fn collect_field_types(cx: &mut Cx, node: Node) {
+    if node.kind() == "struct_item"
+        && let Some(owner) = cx.field_text(node, "name")
+        && let Some(body) = node.field("body")
+    {
+        let mut walk = body.walk();
+        for field in body.named_children(&mut walk) {
+            if field.kind() != "field_declaration" {
+                continue;
+            }
+            let (Some(name), Some(ty)) =
+                (cx.field_text(field, "name"), cx.field_text(field, "type"))
+            else {
+                continue;
+            };
+            cx.field_type(owner.clone(), name, base_type_name(&ty).to_string());
+        }
+    }
+    let mut walk = node.walk();
+    for child in node.named_children(&mut walk) {
+        collect_field_types(cx, child);
+    }
+}
+
 pub(super) fn visit(cx: &mut Cx, node: Node) {
     match node.kind() {
         "function_item" | "function_signature_item" => function(cx, node),
