@@ -426,10 +426,16 @@ fn site_title(g: &Graph, nav: &Navigation, s: &Site) -> String {
             at_lines(&s.lines)
         );
     }
-    if s.shared() && nav.direction != Direction::Callees {
-        let n = s.lines.iter().map(|l| l.candidates).max().unwrap_or(2);
+    if s.possible() && nav.direction != Direction::Callees {
+        let why = if s.shared() {
+            let n = s.lines.iter().map(|l| l.candidates).max().unwrap_or(2);
+            format!("the name resolved to {n} definitions")
+        } else {
+            "the receiver's type is unknown; this is the only definition of the name here"
+                .to_string()
+        };
         return format!(
-            "{name} — {}{} (may call another: the name resolved to {n} definitions)",
+            "{name} — {}{} (may call another: {why})",
             kinds.join(", "),
             at_lines(&s.lines)
         );

@@ -17,6 +17,9 @@ pub struct Line {
     pub how: How,
     /// Definitions the reference resolved to: above one, the name is shared.
     pub candidates: u32,
+    /// A method call on a receiver of unknown type, linked only because no other definition
+    /// has the name: a guess (the method may be a library's).
+    pub guess: bool,
 }
 
 /// A definition reached from the target.
@@ -43,6 +46,11 @@ impl Site {
     /// another one.
     pub fn shared(&self) -> bool {
         !self.lines.is_empty() && self.lines.iter().all(|l| l.candidates > 1)
+    }
+
+    /// Every referring line is a shared name or a guess: the site may not reach the target.
+    pub fn possible(&self) -> bool {
+        !self.lines.is_empty() && self.lines.iter().all(|l| l.candidates > 1 || l.guess)
     }
 }
 
@@ -185,7 +193,7 @@ pub fn walk(g: &Graph, prior: &[f32], target: u32, direction: Direction, depth: 
         a.distance
             .cmp(&b.distance)
             .then(a.dispatch.cmp(&b.dispatch))
-            .then(a.shared().cmp(&b.shared()))
+            .then(a.possible().cmp(&b.possible()))
             .then(
                 prior
                     .get(b.node as usize)
@@ -283,6 +291,7 @@ fn referring_lines(g: &Graph, site: u32, to: u32) -> Vec<Line> {
             kind: r.kind,
             how: res.how(),
             candidates: res.candidates(),
+            guess: res.how() == How::Name && r.receiver.is_some_and(|recv| !recv.is_empty()),
         });
     }
     out

@@ -265,3 +265,27 @@ fn a_preamble_too_long_for_the_budget_is_cut_to_what_the_target_is() {
         assert!(a.text.contains("send"), "{}", a.text);
     }
 }
+
+#[test]
+fn a_call_on_an_untyped_receiver_linked_by_a_unique_name_is_only_possible() {
+    let dir = temp_repo(
+        "navigate-guess",
+        &[
+            (
+                "probe.py",
+                "class Probe:\n    def ping(self):\n        return 1\n\n    def twice(self):\n        return self.ping() + 1\n",
+            ),
+            ("use.py", "def check(conn):\n    return conn.ping()\n"),
+        ],
+    );
+    let e = Engine::open(&dir, Default::default()).expect("engine");
+    let a = nav(&e, "Probe.ping", Direction::Callers);
+    assert_eq!(shown(&a), ["Probe.twice", "check"], "{}", a.text);
+    assert!(
+        a.text.contains(
+            "check — calls at 2 (by unique name) (may call another: the receiver's type is unknown"
+        ),
+        "{}",
+        a.text
+    );
+}

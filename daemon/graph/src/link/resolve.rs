@@ -623,13 +623,16 @@ impl<'a> FileScope<'a> {
         if recv.is_empty() {
             return (self.any_member(name, r.kind), How::Name);
         }
-        // An imported module or type.
+        // An imported module or type. One that yields nothing (an import resolved to another
+        // definition of the name, a re-export not followed) leaves the other readings open.
         if let Some(b) = self.bindings.get(recv) {
             let mut out = self.exported(&b.files, name);
             for &d in &b.defs {
                 out.extend(self.members_of_node(d, name));
             }
-            return (out, How::Import);
+            if !out.is_empty() || (b.defs.is_empty() && b.files.is_empty()) {
+                return (out, How::Import);
+            }
         }
         let sep = if self.lang == Lang::Rust || recv.contains("::") {
             "::"
