@@ -291,7 +291,8 @@ fn referring_lines(g: &Graph, site: u32, to: u32) -> Vec<Line> {
             kind: r.kind,
             how: res.how(),
             candidates: res.candidates(),
-            guess: res.how() == How::Name && r.receiver.is_some_and(|recv| !recv.is_empty()),
+            // Any receiver: a named one of unknown type, or an expression (`Path::new(p).parent()`).
+            guess: res.how() == How::Name && r.receiver.is_some(),
         });
     }
     out

@@ -275,12 +275,27 @@ fn a_call_on_an_untyped_receiver_linked_by_a_unique_name_is_only_possible() {
                 "probe.py",
                 "class Probe:\n    def ping(self):\n        return 1\n\n    def twice(self):\n        return self.ping() + 1\n",
             ),
-            ("use.py", "def check(conn):\n    return conn.ping()\n"),
+            (
+                "use.py",
+                "def check(conn):\n    return conn.ping()\n\n\ndef fresh(make):\n    return make().ping()\n",
+            ),
         ],
     );
     let e = Engine::open(&dir, Default::default()).expect("engine");
     let a = nav(&e, "Probe.ping", Direction::Callers);
-    assert_eq!(shown(&a), ["Probe.twice", "check"], "{}", a.text);
+    let names = shown(&a);
+    assert_eq!(names[0], "Probe.twice", "{}", a.text);
+    assert!(
+        names.contains(&"check".to_string()) && names.contains(&"fresh".to_string()),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text
+            .contains("fresh — calls at 6 (by unique name) (may call another"),
+        "{}",
+        a.text
+    );
     assert!(
         a.text.contains(
             "check — calls at 2 (by unique name) (may call another: the receiver's type is unknown"
