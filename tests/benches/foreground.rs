@@ -58,24 +58,22 @@ impl Env {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn embedded(&self) -> u64 {
+    fn repos(&self) -> Vec<serde_json::Value> {
         let s: serde_json::Value =
             serde_json::from_str(&self.run(&["status", "--json"])).unwrap_or_default();
-        s["repos"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        s["repos"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn embedded(&self) -> u64 {
+        self.repos()
+            .iter()
             .filter_map(|r| r["vectors_embedded"].as_u64())
             .sum()
     }
 
     fn coverage(&self) -> String {
-        let s: serde_json::Value =
-            serde_json::from_str(&self.run(&["status", "--json"])).unwrap_or_default();
-        s["repos"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        self.repos()
+            .iter()
             .map(|r| {
                 format!(
                     "{:.1} %",

@@ -87,6 +87,18 @@ fn assert_same(a: &Engine, b: &Engine) {
     }
 }
 
+/// Rewrites `src/lib.rs` so the discount calls a new `coupon`, dated after the snapshot.
+fn change_discount_to_coupon(fx: &Fixture) {
+    let lib = fx.root.join("src/lib.rs");
+    std::fs::write(
+        &lib,
+        "/// Applies the discount.\npub fn discount(price: u32) -> u32 { price - coupon(price) }\n\
+         fn coupon(p: u32) -> u32 { p / 5 }\n",
+    )
+    .unwrap();
+    set_mtime_later(&lib);
+}
+
 fn set_mtime_later(path: &Path) {
     let f = std::fs::File::options().append(true).open(path).unwrap();
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
@@ -127,14 +139,7 @@ fn a_saved_snapshot_restores_the_same_engine_and_leaves_other_files_alone() {
 fn a_change_since_the_snapshot_is_applied_on_top_of_it() {
     let fx = Fixture::new("stale");
     fx.open().save_snapshot().unwrap();
-    let lib = fx.root.join("src/lib.rs");
-    std::fs::write(
-        &lib,
-        "/// Applies the discount.\npub fn discount(price: u32) -> u32 { price - coupon(price) }\n\
-         fn coupon(p: u32) -> u32 { p / 5 }\n",
-    )
-    .unwrap();
-    set_mtime_later(&lib);
+    change_discount_to_coupon(&fx);
     std::fs::write(
         fx.root.join("src/new.py"),
         "def coupon_code():\n    return 'X'\n",
@@ -281,14 +286,7 @@ fn a_writer_killed_at_any_step_or_a_power_loss_never_changes_an_answer() {
             fx.open().save_snapshot().unwrap();
             let path = fx.snapshot_path();
             let old = std::fs::read(&path).unwrap();
-            let lib = fx.root.join("src/lib.rs");
-            std::fs::write(
-                &lib,
-                "/// Applies the discount.\npub fn discount(price: u32) -> u32 { price - coupon(price) }\n\
-                 fn coupon(p: u32) -> u32 { p / 5 }\n",
-            )
-            .unwrap();
-            set_mtime_later(&lib);
+            change_discount_to_coupon(&fx);
             let mine = user_files(&fx.root);
             let next = fx.open();
             save_until(

@@ -258,6 +258,15 @@ impl Kind {
     }
 }
 
+/// The repository a question is about, for the requests an agent makes: an argument on the
+/// command line, an optional property for agents.
+pub const WORKSPACE_REPO: Param = Param::new(
+    "repo",
+    Kind::Text,
+    "Absolute path of the repository. Default: the client's workspace root, else the working directory's repository.",
+)
+.cli(CliForm::Argument);
+
 /// A request: its parameters, in order.
 pub trait Request {
     /// The command and message name (`query` → `QueryRequest`).

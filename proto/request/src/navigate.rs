@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::NavigateRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Surface};
+use crate::{CliForm, Default, Kind, Param, Request, Surface, WORKSPACE_REPO};
 
 pub const DIRECTIONS: &[&str] = &["callers", "callees", "references", "impact"];
 
@@ -11,12 +11,7 @@ pub struct Navigate;
 impl Request for Navigate {
     const NAME: &'static str = "navigate";
     const PARAMS: &'static [Param] = &[
-        Param::new(
-            "repo",
-            Kind::Text,
-            "Absolute path of the repository. Default: the client's workspace root, else the working directory's repository.",
-        )
-        .cli(CliForm::Argument),
+        WORKSPACE_REPO,
         Param::new(
             "target",
             Kind::Text,

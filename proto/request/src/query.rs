@@ -2,7 +2,7 @@
 
 use fittok_proto::v1::QueryRequest;
 
-use crate::{CliForm, Default, Kind, Param, Request, Surface};
+use crate::{CliForm, Default, Kind, Param, Request, Surface, WORKSPACE_REPO};
 
 /// Budget an agent gets when it names none: an answer that leaves most of its context free.
 pub const MCP_BUDGET: u32 = 4000;
@@ -14,12 +14,7 @@ pub struct Query;
 impl Request for Query {
     const NAME: &'static str = "query";
     const PARAMS: &'static [Param] = &[
-        Param::new(
-            "repo",
-            Kind::Text,
-            "Absolute path of the repository. Default: the client's workspace root, else the working directory's repository.",
-        )
-        .cli(CliForm::Argument),
+        WORKSPACE_REPO,
         Param::new(
             "question",
             Kind::Text,
