@@ -346,6 +346,38 @@ fn hook_gives_context_for_code_questions_only_and_never_blocks() {
 }
 
 #[test]
+fn the_hook_honours_no_daemon() {
+    let env = DaemonEnv::new("hook-no-daemon");
+    let repo = repo();
+    let payload = payload("code_question.json", repo.path());
+    let t = Instant::now();
+    let mut child = env
+        .cmd("fittok")
+        .arg("hook")
+        .env("FITTOK_NO_DAEMON", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("def total_with_vat"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(env.daemon_pids().is_empty(), "no daemon was started");
+    eprintln!("hook in process: {:?}", t.elapsed());
+}
+
+#[test]
 fn the_claude_code_plugin_is_well_formed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let json = |p: &str| -> serde_json::Value {

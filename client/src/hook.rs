@@ -102,7 +102,7 @@ impl HookOptions {
 }
 
 /// `fittok hook`: reads the input on stdin, prints the context or nothing; never fails.
-pub async fn run(daemon: &DaemonOptions) -> Result<(), crate::Failure> {
+pub async fn run(daemon: &DaemonOptions, no_daemon: bool) -> Result<(), crate::Failure> {
     use std::io::Read;
     let mut input = String::new();
     let read = std::io::stdin()
@@ -111,7 +111,7 @@ pub async fn run(daemon: &DaemonOptions) -> Result<(), crate::Failure> {
         .is_ok();
     if let Some(input) = read.then(|| parse_input(&input)).flatten() {
         let opts = HookOptions::from_vars(crate::env_var);
-        if let Some(out) = respond(&input, daemon, &opts).await {
+        if let Some(out) = respond(&input, daemon, no_daemon, &opts).await {
             crate::print_out(&out);
         }
     }
@@ -122,6 +122,7 @@ pub async fn run(daemon: &DaemonOptions) -> Result<(), crate::Failure> {
 pub async fn respond(
     input: &HookInput,
     daemon: &DaemonOptions,
+    no_daemon: bool,
     opts: &HookOptions,
 ) -> Option<String> {
     if is_chit_chat(&input.prompt) {
@@ -135,8 +136,9 @@ pub async fn respond(
         .to_path_buf();
     let work = async {
         // The first prompt of a session too: start the daemon and wait for it (it answers
-        // lexically within about a second), all within the hook's timeout.
-        let mut client = fittok_connect::ensure(daemon).await.ok()?;
+        // lexically within about a second), all within the hook's timeout; with
+        // FITTOK_NO_DAEMON, answer in this process's child instead.
+        let mut backend = crate::backend::Backend::new(daemon, no_daemon).await.ok()?;
         fittok_proto::check_budget(u64::from(opts.budget)).ok()?;
         let args = QueryArgs {
             question: input.prompt.clone(),
@@ -144,7 +146,7 @@ pub async fn respond(
             ..QueryArgs::from_values(&Values::defaults(Query::PARAMS, Surface::Hook))
         };
         let req = fittok_request::query::request(root.display().to_string(), &args);
-        let reply = client.query(req).await.ok()?.into_inner();
+        let reply = backend.query(req).await.ok()?;
         if reply.node_ids.is_empty() || !reply.matched {
             return None;
         }

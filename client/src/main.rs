@@ -309,7 +309,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Map { path, flags } => map::run(path.as_deref(), flags, &opts, no_daemon).await,
         Command::Fit { action } => fit::run(&action, &opts, no_daemon).await,
         Command::Scrub { files } => launch::scrub(&files, &opts),
-        Command::Hook => hook::run(&opts).await,
+        Command::Hook => hook::run(&opts, no_daemon).await,
         Command::Mcp => launch::mcp(),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "fittok", &mut std::io::stdout());

@@ -120,7 +120,7 @@ pub fn serve(args: ServeArgs, mut config: DaemonConfig) -> anyhow::Result<()> {
         // SAFETY: no other thread exists yet.
         unsafe { std::env::set_var("RAYON_NUM_THREADS", threads) };
     }
-    if std::env::var_os("FITTOK_EMBED_BATCH_THREADS").is_none() {
+    if config.source_of("FITTOK_EMBED_BATCH_THREADS") == "default" {
         Arc::make_mut(&mut config.engine).embed.batch_threads = 1;
     }
     let opts = fittok_daemon::service::server::ServeOptions {
