@@ -131,7 +131,6 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "type_identifier" | "scoped_type_identifier" => type_ref(cx, node, RefKind::Type),
         "macro_invocation" => {
-            // Macro bodies are token trees; calls inside them are not parsed. Record the macro.
             if let Some(m) = node.field("macro") {
                 let text = cx.text(m);
                 let (receiver, name) = match text.rsplit_once("::") {
@@ -140,8 +139,73 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 };
                 cx.reference(RefKind::MacroCall, name, receiver, m);
             }
+            // Its arguments are a token tree, not expressions: calls in them (`write!(f, "{}",
+            // List::or(x))`, `assert_eq!(a.len(), 1)`) are read off the tokens.
+            let mut walk = node.walk();
+            for child in node.named_children(&mut walk) {
+                if child.kind() == "token_tree" {
+                    token_tree_calls(cx, child);
+                }
+            }
         }
         _ => cx.children(node, visit),
+    }
+}
+
+/// Calls in a macro's token tree: `name(…)`, `a::b::name(…)`, `recv.name(…)`, and nested
+/// macros `name!(…)`, each an identifier followed by a parenthesised tree.
+fn token_tree_calls(cx: &mut Cx, tree: Node) {
+    let mut walk = tree.walk();
+    let tokens: Vec<Node> = tree.children(&mut walk).collect();
+    for (i, &t) in tokens.iter().enumerate() {
+        if t.kind() == "token_tree" {
+            token_tree_calls(cx, t);
+            continue;
+        }
+        if t.kind() != "identifier" {
+            continue;
+        }
+        let next = tokens.get(i + 1).copied();
+        let opens = |n: Option<Node>| {
+            n.is_some_and(|n| n.kind() == "token_tree" && cx.text(n).starts_with('('))
+        };
+        let name = cx.text(t);
+        if next.is_some_and(|n| n.kind() == "!") && opens(tokens.get(i + 2).copied()) {
+            cx.reference(RefKind::MacroCall, name, None, t);
+            continue;
+        }
+        if !opens(next) {
+            continue;
+        }
+        let before = |k: usize| i.checked_sub(k).and_then(|j| tokens.get(j)).copied();
+        let receiver = match before(1).map(|n| n.kind()) {
+            // `recv.name(…)`: the receiver when it is a plain name, else unknown.
+            Some(".") => Some(
+                before(2)
+                    .filter(|n| matches!(n.kind(), "identifier" | "self"))
+                    .map(|n| cx.text(n))
+                    .unwrap_or_default(),
+            ),
+            // `a::b::name(…)`: the path before the name.
+            Some("::") => {
+                let mut parts = Vec::new();
+                let mut k = 2;
+                while let Some(n) = before(k)
+                    .filter(|n| matches!(n.kind(), "identifier" | "self" | "crate" | "super"))
+                {
+                    parts.push(cx.text(n));
+                    if before(k + 1).is_some_and(|n| n.kind() == "::") {
+                        k += 2;
+                    } else {
+                        break;
+                    }
+                }
+                parts.reverse();
+                Some(parts.join("::"))
+            }
+            _ => None,
+        };
+        cx.reference(RefKind::Call, name, receiver, t);
     }
 }
 

@@ -1085,3 +1085,35 @@ fn a_chained_call_is_on_the_line_of_its_name() {
         assert_eq!((line("caseless"), line("build")), want, "{path}");
     }
 }
+
+/// Calls inside a macro's arguments (a token tree to tree-sitter) are calls too.
+#[test]
+fn calls_in_macro_arguments_are_references() {
+    let src = "fn show(f: &mut F, x: Vec<u8>) {\n    write!(f, \"{}\", List::or_ticked(x.iter()));\n    assert_eq!(self.len(), helper(1));\n    println!(\"{}\", render_row!(\"{}\", crate::util::name(2)));\n}\n";
+    let f = parse_file("a.rs", Lang::Rust, src.as_bytes());
+    let calls: Vec<(String, Option<String>, u32)> = f
+        .references
+        .iter()
+        .filter(|r| r.kind == RefKind::Call)
+        .map(|r| (r.name.to_string(), r.receiver.map(str::to_string), r.line))
+        .collect();
+    for want in [
+        ("or_ticked", Some("List"), 2),
+        ("iter", Some("x"), 2),
+        ("len", Some("self"), 3),
+        ("helper", None, 3),
+        ("name", Some("crate::util"), 4),
+    ] {
+        assert!(
+            calls
+                .iter()
+                .any(|(n, r, l)| n == want.0 && r.as_deref() == want.1 && *l == want.2),
+            "{want:?} in {calls:?}"
+        );
+    }
+    assert!(
+        f.references
+            .iter()
+            .any(|r| r.kind == RefKind::MacroCall && r.name == "render_row" && r.line == 4)
+    );
+}
