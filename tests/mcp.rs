@@ -347,26 +347,10 @@ fn hook_gives_context_for_code_questions_only_and_never_blocks() {
 
 #[test]
 fn the_hook_honours_no_daemon() {
-    let env = DaemonEnv::new("hook-no-daemon");
+    let mut env = DaemonEnv::new("hook-no-daemon");
+    env.extra_env.push(("FITTOK_NO_DAEMON".into(), "1".into()));
     let repo = repo();
-    let payload = payload("code_question.json", repo.path());
-    let t = Instant::now();
-    let mut child = env
-        .cmd("fittok")
-        .arg("hook")
-        .env("FITTOK_NO_DAEMON", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, took) = hook(&env, &payload("code_question.json", repo.path()));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("def total_with_vat"),
@@ -374,7 +358,7 @@ fn the_hook_honours_no_daemon() {
         stdout(&out)
     );
     assert!(env.daemon_pids().is_empty(), "no daemon was started");
-    eprintln!("hook in process: {:?}", t.elapsed());
+    eprintln!("hook in process: {took:?}");
 }
 
 #[test]

@@ -27,72 +27,79 @@ const UNCAPPED_SITES: usize = 60;
 /// Tokens kept free for the "not shown" pointer lines.
 const POINTER_RESERVE: usize = 120;
 
+/// A block of the answer: the target's own (`site` none, callees) or a site's.
+struct Shown {
+    node: u32,
+    site: Option<usize>,
+    text: String,
+    tokens: usize,
+}
+
+impl Shown {
+    fn new(enc: crate::tokens::Encoding, node: u32, site: Option<usize>, text: String) -> Shown {
+        Shown {
+            node,
+            site,
+            tokens: count(enc, &text),
+            text,
+        }
+    }
+}
+
 pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &Walk) -> Answer {
     let g = &engine.repo.graph;
     let enc = nav.encoding;
     let preamble = preamble(engine, nav, found, walk);
     let heading = section_heading(nav, walk);
-    let mut blocks: Vec<(usize, String)> = Vec::new();
+    // The target itself first for callees (the calls are its lines), then each site.
+    let mut blocks: Vec<Shown> = Vec::new();
     if nav.direction == Direction::Callees {
-        // The target itself first: the calls are its lines.
         let lines: Vec<Line> = walk.sites.iter().flat_map(|s| s.lines.clone()).collect();
         let text = block(engine, found.best, &lines, &target_title(g, found.best));
-        blocks.push((usize::MAX, text));
+        blocks.push(Shown::new(enc, found.best, None, text));
     }
     for (i, s) in walk.sites.iter().enumerate() {
-        let text = block(
-            engine,
-            s.node,
-            site_lines(nav.direction, s),
-            &site_title(g, nav, s),
-        );
-        blocks.push((i, text));
+        let marked = site_lines(nav.direction, s);
+        let text = block(engine, s.node, marked, &site_title(g, nav, s));
+        blocks.push(Shown::new(enc, s.node, Some(i), text));
     }
     let budget = if nav.budget == 0 {
         usize::MAX
     } else {
         nav.budget
     };
-    let fixed = count(enc, &preamble) + count(enc, &heading);
-    let mut used = fixed;
-    let mut shown: Vec<(usize, String, usize)> = Vec::new();
-    for (i, text) in blocks {
-        let t = count(enc, &text);
-        let sites_shown = shown.iter().filter(|(i, _, _)| *i != usize::MAX).count();
+    let mut used = count(enc, &preamble) + count(enc, &heading);
+    let mut shown: Vec<Shown> = Vec::new();
+    for b in blocks {
         let room = if nav.budget == 0 {
-            sites_shown < UNCAPPED_SITES
+            shown.iter().filter(|s| s.site.is_some()).count() < UNCAPPED_SITES
         } else {
-            used + t + POINTER_RESERVE <= budget
+            used + b.tokens + POINTER_RESERVE <= budget
         };
-        if !room {
-            // A smaller site further down may still fit.
-            continue;
+        // Without room, a smaller site further down may still fit.
+        if room {
+            used += b.tokens;
+            shown.push(b);
         }
-        used += t;
-        shown.push((i, text, t));
     }
-    let shown_sites: Vec<usize> = shown
-        .iter()
-        .filter(|(i, _, _)| *i != usize::MAX)
-        .map(|(i, _, _)| *i)
-        .collect();
+    let is_shown = |shown: &[Shown], i: usize| shown.iter().any(|s| s.site == Some(i));
     let rest: Vec<&Site> = walk
         .sites
         .iter()
         .enumerate()
-        .filter(|(i, _)| !shown_sites.contains(i))
+        .filter(|&(i, _)| !is_shown(&shown, i))
         .map(|(_, s)| s)
         .collect();
     let brief = brief_preamble(engine, nav, found);
-    let compose = |shown: &[(usize, String, usize)], pointers: usize, short: bool| {
+    let compose = |shown: &[Shown], pointers: usize, short: bool| {
         let mut s = if short {
             brief.clone()
         } else {
             preamble.clone()
         };
         s.push_str(&heading);
-        for (_, text, _) in shown {
-            s.push_str(text);
+        for b in shown {
+            s.push_str(&b.text);
         }
         if !rest.is_empty() && pointers > 0 {
             s.push_str("\n## Not shown (expand an id for its code)\n");
@@ -106,8 +113,8 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
         s
     };
     // As many pointers as the budget leaves room for; then, should token merges across
-    // pieces have pushed the whole over, the last blocks go.
-    // A budget too small for the whole preamble keeps its first line: what the target is.
+    // pieces have pushed the whole over, the last blocks go. A budget too small for the whole
+    // preamble keeps its first line: what the target is.
     let mut pointers = rest.len();
     let mut short = false;
     let mut text = compose(&shown, pointers, short);
@@ -131,25 +138,14 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
     let tokens = count(enc, &text);
     let nodes = shown
         .iter()
-        .map(|(i, _, t)| {
-            let node = if *i == usize::MAX {
-                found.best
-            } else {
-                walk.sites[*i].node
-            };
-            answer_node(engine, node, *t)
-        })
-        .collect();
-    let shown_nodes: Vec<u32> = shown
-        .iter()
-        .filter(|(i, _, _)| *i != usize::MAX)
-        .map(|(i, _, _)| walk.sites[*i].node)
+        .map(|b| answer_node(engine, b.node, b.tokens))
         .collect();
     let pointers = walk
         .sites
         .iter()
-        .filter(|s| !shown_nodes.contains(&s.node))
-        .map(|s| Pointer {
+        .enumerate()
+        .filter(|&(i, _)| !is_shown(&shown, i))
+        .map(|(_, s)| Pointer {
             id: node_id(g, s.node),
             tokens: 0,
         })

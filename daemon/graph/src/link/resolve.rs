@@ -537,19 +537,24 @@ impl<'a> FileScope<'a> {
     /// Of several definitions, those in this file, else those under this file's crate or
     /// package root (the directory above `/src`), else all.
     fn nearest(&self, all: Vec<u32>) -> Vec<u32> {
+        self.nearest_to(self.file, all)
+    }
+
+    /// Of several definitions, those in `file`, else those under its crate or package root,
+    /// else all.
+    fn nearest_to(&self, file: u32, all: Vec<u32>) -> Vec<u32> {
         if all.len() <= 1 {
             return all;
         }
         let here: Vec<u32> = all
             .iter()
             .copied()
-            .filter(|&m| self.g.nodes[m as usize].file == self.file)
+            .filter(|&m| self.g.nodes[m as usize].file == file)
             .collect();
         if !here.is_empty() {
             return here;
         }
-        let path = &self.g.files[self.file as usize].path;
-        let dir = super::dir_of(path);
+        let dir = super::dir_of(&self.g.files[file as usize].path);
         let root = dir.split("/src").next().unwrap_or(dir);
         let near: Vec<u32> = all
             .iter()
@@ -563,26 +568,7 @@ impl<'a> FileScope<'a> {
     /// declared beside it (same file, then same directory tree).
     fn members_of_node(&self, ty: u32, name: &str) -> Vec<u32> {
         let all = self.members_of(&self.g.def(ty).name, name);
-        if all.len() <= 1 {
-            return all;
-        }
-        let ty_file = self.g.nodes[ty as usize].file;
-        let same_file: Vec<u32> = all
-            .iter()
-            .copied()
-            .filter(|&m| self.g.nodes[m as usize].file == ty_file)
-            .collect();
-        if !same_file.is_empty() {
-            return same_file;
-        }
-        let dir = super::dir_of(&self.g.files[ty_file as usize].path);
-        let root = dir.split("/src").next().unwrap_or(dir);
-        let near: Vec<u32> = all
-            .iter()
-            .copied()
-            .filter(|&m| self.g.file_of(m).path.starts_with(root))
-            .collect();
-        if near.is_empty() { all } else { near }
+        self.nearest_to(self.g.nodes[ty as usize].file, all)
     }
 
     fn qualified(&self, recv: &str, r: &Reference) -> (Vec<u32>, How) {
