@@ -293,7 +293,10 @@ fn a_daemon_killed_mid_index_is_replaced_and_answers_the_same() {
     let pids = env.daemon_pids();
     assert_eq!(pids.len(), 1);
     assert_ne!(pids[0], pid, "a new daemon answered");
-    let fresh = ok(&env.fittok(&["--no-daemon", "query", path, question, "--budget", "800"]));
+    let in_process = env.fittok(&["--no-daemon", "query", path, question, "--budget", "800"]);
+    let fresh = ok(&in_process);
+    // Its log lines (the daemon holds the cache) go to a pipe here: no colour codes.
+    assert!(!stderr(&in_process).contains('\u{1b}'), "{}", stderr(&in_process));
     // The whole answer, provenance line included: the daemon and an in-process run word
     // freshness the same way.
     assert_eq!(after, fresh, "same answer as a fresh in-process run");
@@ -555,6 +558,40 @@ fn fit_generate_and_measure_through_the_daemon() {
     assert!(stdout(&over).contains("tokens — over hard"));
     let soft = env.fittok(&["fit", "measure", "--hard-threshold", "20000", p]);
     assert_eq!(soft.status.code(), Some(10), "over soft: {}", stdout(&soft));
+    // Each flag `fit measure --help` offers changes what it reports; generation's do not
+    // appear there.
+    let fits = env.fittok(&[
+        "fit",
+        "measure",
+        "--soft-threshold",
+        "20000",
+        "--hard-threshold",
+        "20000",
+        p,
+    ]);
+    assert_eq!(fits.status.code(), Some(0), "fits: {}", stdout(&fits));
+    let tokens = |out: &std::process::Output| -> String {
+        stdout(out)
+            .split(" tokens")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let chars4 = env.fittok(&["fit", "measure", "--estimator", "chars4", p]);
+    assert_ne!(tokens(&chars4), tokens(&over), "{}", stdout(&chars4));
+    let help = ok(&env.fittok(&["fit", "measure", "--help"]));
+    for offered in ["--soft-threshold", "--hard-threshold", "--estimator"] {
+        assert!(help.contains(offered), "{help}");
+    }
+    for not_read in [
+        "--level",
+        "--inline-threshold",
+        "--dry-run",
+        "--query",
+        "--llm-model",
+    ] {
+        assert!(!help.contains(not_read), "{not_read} in {help}");
+    }
     let dry = ok(&env.fittok(&["fit", "generate", "--dry-run", p]));
     assert!(
         dry.contains("handbook/chapter-0.md") || dry.contains("handbook/"),

@@ -171,3 +171,44 @@ fn big_graphs_collapse_to_files() {
     assert_eq!(s["rendered"].as_u64(), Some(300), "one node per file: {s}");
     eprintln!("collapsed page rendered in {} ms", s["render_ms"]);
 }
+
+/// Without `-o` the page goes to fittok's cache directory, never into the repository; with
+/// `--open` and no opener on PATH the command fails naming the page, which stays written.
+#[test]
+fn the_page_goes_to_the_cache_and_a_missing_browser_is_an_error() {
+    let env = DaemonEnv::new("graph-place");
+    let repo = TempRepo::new("graph-place");
+    repo.write(
+        "app.py",
+        "def serve():\n    return handle()\n\n\ndef handle():\n    return 1\n",
+    );
+    let before: Vec<_> = std::fs::read_dir(repo.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let out = ok(&env.fittok(&["graph", repo.path().to_str().unwrap()]));
+    let page = PathBuf::from(out.split(" (").next().unwrap_or_default().trim());
+    assert!(page.starts_with(&env.cache), "{out}");
+    assert!(page.is_file(), "{out}");
+    let after: Vec<_> = std::fs::read_dir(repo.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before, after, "nothing written into the repository");
+
+    let empty_path = env.dir.path().join("no-tools");
+    std::fs::create_dir_all(&empty_path).unwrap();
+    let opened = env
+        .cmd("fittok")
+        .args(["graph", repo.path().to_str().unwrap(), "--open"])
+        .env("PATH", &empty_path)
+        .output()
+        .unwrap();
+    assert_eq!(opened.status.code(), Some(5), "{}", stderr(&opened));
+    let msg = stderr(&opened);
+    assert!(msg.contains("no browser could be opened"), "{msg}");
+    assert!(msg.contains(&page.display().to_string()), "{msg}");
+    assert!(page.is_file());
+}

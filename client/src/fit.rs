@@ -11,15 +11,15 @@ pub async fn run(
     opts: &DaemonOptions,
     no_daemon: bool,
 ) -> Result<(), Failure> {
-    let (action, args) = command.parts();
-    let path = args
-        .path
+    let (action, path, values) = command.parts();
+    let shown = path.display().to_string();
+    let path = path
         .canonicalize()
-        .map_err(|_| Failure::bad(format!("{} does not exist", args.path.display())))?;
+        .map_err(|_| Failure::bad(format!("{shown} does not exist")))?;
     let req = fittok_request::fit::request(
         action,
         path.display().to_string(),
-        &fittok_request::fit::FitArgs::from_values(&args.flags.values),
+        &fittok_request::fit::FitArgs::from_values(values),
     );
     let reply = crate::backend(opts, no_daemon).await?.fit(req).await?;
     out!("{}", fittok_request::fit::reply_text(action, &reply));

@@ -361,15 +361,20 @@ mod tests {
             expected_flags::<fittok_request::map::Map>(true)
         );
         let fit = cli.find_subcommand("fit").expect("fit");
-        for action in ["generate", "measure"] {
-            assert_eq!(
-                long_flags(
-                    fit.find_subcommand(action).expect(action),
-                    &["socket", "no-daemon"]
-                ),
-                expected_flags::<fittok_request::fit::Fit>(true)
-            );
-        }
+        let fit_flags = |action: &str| {
+            long_flags(
+                fit.find_subcommand(action).expect(action),
+                &["socket", "no-daemon"],
+            )
+        };
+        assert_eq!(
+            fit_flags("generate"),
+            expected_flags::<fittok_request::fit::Fit>(true)
+        );
+        assert_eq!(
+            fit_flags("measure"),
+            expected_flags::<fittok_request::fit::FitMeasure>(true)
+        );
         // Every request with flags is covered above.
         assert!(!fittok_request::query::Query::PARAMS.is_empty());
     }

@@ -188,7 +188,7 @@ pub enum FitCommand {
     Generate(FitArgs),
     /// Size of a document against the thresholds. Exit status: 0 fits, 10 over the soft
     /// threshold, 11 over the hard one.
-    Measure(FitArgs),
+    Measure(MeasureArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -199,11 +199,28 @@ pub struct FitArgs {
     pub flags: Flags<crate::fit::Fit>,
 }
 
+#[derive(Debug, Clone, clap::Args)]
+pub struct MeasureArgs {
+    /// The Markdown document to size (read only).
+    pub path: std::path::PathBuf,
+    #[command(flatten)]
+    pub flags: Flags<crate::fit::FitMeasure>,
+}
+
 impl FitCommand {
-    pub fn parts(&self) -> (fittok_proto::v1::FitAction, &FitArgs) {
+    /// The action, the document and the values of its flags.
+    pub fn parts(&self) -> (fittok_proto::v1::FitAction, &std::path::Path, &Values) {
         match self {
-            FitCommand::Generate(a) => (fittok_proto::v1::FitAction::Generate, a),
-            FitCommand::Measure(a) => (fittok_proto::v1::FitAction::Measure, a),
+            FitCommand::Generate(a) => (
+                fittok_proto::v1::FitAction::Generate,
+                &a.path,
+                &a.flags.values,
+            ),
+            FitCommand::Measure(a) => (
+                fittok_proto::v1::FitAction::Measure,
+                &a.path,
+                &a.flags.values,
+            ),
         }
     }
 }

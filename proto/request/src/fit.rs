@@ -19,32 +19,43 @@ const THRESHOLD: Kind = Kind::Int {
     max: 10_000_000,
 };
 
+const PATH: Param = Param::new(
+    "path",
+    Kind::Text,
+    "The Markdown document (an absolute path for agents), fitted in place; subdocuments go in the folder beside it.",
+)
+.cli(CliForm::Argument)
+.required();
+const SOFT: Param = Param::new("soft_threshold", THRESHOLD, "Root token threshold.")
+    .defaults(&[(None, Default::Int(SOFT_THRESHOLD))]);
+const HARD: Param = Param::new(
+    "hard_threshold",
+    THRESHOLD,
+    "No file above this many tokens, where lines allow (a single longer line is reported).",
+)
+.defaults(&[(None, Default::Int(HARD_THRESHOLD))]);
+const ESTIMATOR: Param = Param::new(
+    "estimator",
+    Kind::Choice(&["cl100k", "chars4"]),
+    "`cl100k` (the real tokenizer) or `chars4` (characters / 4, for comparison with other tools).",
+)
+.defaults(&[(None, Default::Text("cl100k"))]);
+
+/// `fit generate` (and the MCP tool `fit_markdown`): every setting of a tree.
 pub struct Fit;
 
 impl Request for Fit {
     const NAME: &'static str = "fit";
     const PARAMS: &'static [Param] = &[
-        Param::new(
-            "path",
-            Kind::Text,
-            "The Markdown document (an absolute path for agents), fitted in place; subdocuments go in the folder beside it.",
-        )
-        .cli(CliForm::Argument)
-        .required(),
+        PATH,
         Param::new(
             "level",
             Kind::Float { min: 1.0, max: 4.0 },
             "1 structural, 1.5 code nearest the root, 2 lexical teasers, 2.5 fitted to `query`; 3 LLM summaries and placement, 3.5 fitted to `query`, 4 fitted to the task in `query` (3-4 need `llm_base_url`).",
         )
         .defaults(&[(None, Default::Float(1.0))]),
-        Param::new("soft_threshold", THRESHOLD, "Root token threshold.")
-            .defaults(&[(None, Default::Int(SOFT_THRESHOLD))]),
-        Param::new(
-            "hard_threshold",
-            THRESHOLD,
-            "No file above this many tokens, where lines allow (a single longer line is reported).",
-        )
-        .defaults(&[(None, Default::Int(HARD_THRESHOLD))]),
+        SOFT,
+        HARD,
         Param::new(
             "inline_threshold",
             Kind::Int { min: 0, max: 10_000_000 },
@@ -75,12 +86,7 @@ impl Request for Fit {
             "Code languages kept nearest the root at level 1.5 and above, in priority order.",
         )
         .defaults(&[(None, Default::List(&["python", "javascript", "typescript"]))]),
-        Param::new(
-            "estimator",
-            Kind::Choice(&["cl100k", "chars4"]),
-            "`cl100k` (the real tokenizer) or `chars4` (characters / 4, for comparison with other tools).",
-        )
-        .defaults(&[(None, Default::Text("cl100k"))]),
+        ESTIMATOR,
         Param::new(
             "query",
             Kind::Text,
@@ -96,6 +102,15 @@ impl Request for Fit {
         Param::new("llm_model", Kind::Text, "Levels 3-4: the endpoint's model.")
             .env("FITTOK_LLM_MODEL"),
     ];
+}
+
+/// `fit measure`: only what sizing a document reads (the thresholds and the estimator); the
+/// service reads nothing else of a measure request, so its help offers nothing else.
+pub struct FitMeasure;
+
+impl Request for FitMeasure {
+    const NAME: &'static str = "fit";
+    const PARAMS: &'static [Param] = &[PATH, SOFT, HARD, ESTIMATOR];
 }
 
 crate::typed_args! {

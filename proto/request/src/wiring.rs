@@ -180,6 +180,14 @@ fn all_changes() -> Vec<String> {
             fit::request(fittok_proto::v1::FitAction::Generate, path, &a)
         )
     }));
+    out.extend(changes(fit::FitMeasure::PARAMS, |v| {
+        let a = fit::FitArgs::from_values(v);
+        let path = a.path.clone();
+        format!(
+            "{:?}",
+            fit::request(fittok_proto::v1::FitAction::Measure, path, &a)
+        )
+    }));
     out
 }
 

@@ -239,15 +239,15 @@ pub fn scrub(files: &[PathBuf]) -> anyhow::Result<()> {
 }
 
 pub fn fit(command: &FitCommand, config: &DaemonConfig) -> Result<(), ServiceError> {
-    let (action, args) = command.parts();
-    let path = args
-        .path
+    let (action, path, values) = command.parts();
+    let shown = path.display().to_string();
+    let path = path
         .canonicalize()
-        .map_err(|_| ServiceError::BadRequest(format!("{} does not exist", args.path.display())))?;
+        .map_err(|_| ServiceError::BadRequest(format!("{shown} does not exist")))?;
     let req = fittok_request::fit::request(
         action,
         path.display().to_string(),
-        &fittok_request::fit::FitArgs::from_values(&args.flags.values),
+        &fittok_request::fit::FitArgs::from_values(values),
     );
     let reply = service::fit::run(&req, config.llm_api_key.as_deref())?;
     out!("{}", fittok_request::fit::reply_text(action, &reply));

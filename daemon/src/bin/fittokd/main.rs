@@ -259,13 +259,15 @@ mod tests {
             expected_flags::<fittok_request::query::Query>(false)
         );
         let fit = cli.find_subcommand("fit").expect("fit");
-        for action in ["generate", "measure"] {
-            let sub = fit.find_subcommand(action).expect("fit action");
-            assert_eq!(
-                long_flags(sub, &[]),
-                expected_flags::<fittok_request::fit::Fit>(false)
-            );
-        }
+        let fit_flags = |action: &str| long_flags(fit.find_subcommand(action).expect(action), &[]);
+        assert_eq!(
+            fit_flags("generate"),
+            expected_flags::<fittok_request::fit::Fit>(false)
+        );
+        assert_eq!(
+            fit_flags("measure"),
+            expected_flags::<fittok_request::fit::FitMeasure>(false)
+        );
         let expand = cli.find_subcommand("expand").expect("expand");
         assert_eq!(
             long_flags(expand, &[]),
