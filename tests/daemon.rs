@@ -296,7 +296,11 @@ fn a_daemon_killed_mid_index_is_replaced_and_answers_the_same() {
     let in_process = env.fittok(&["--no-daemon", "query", path, question, "--budget", "800"]);
     let fresh = ok(&in_process);
     // Its log lines (the daemon holds the cache) go to a pipe here: no colour codes.
-    assert!(!stderr(&in_process).contains('\u{1b}'), "{}", stderr(&in_process));
+    assert!(
+        !stderr(&in_process).contains('\u{1b}'),
+        "{}",
+        stderr(&in_process)
+    );
     // The whole answer, provenance line included: the daemon and an in-process run word
     // freshness the same way.
     assert_eq!(after, fresh, "same answer as a fresh in-process run");

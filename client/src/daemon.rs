@@ -10,11 +10,15 @@ use crate::Failure;
 
 #[derive(clap::Subcommand)]
 pub enum DaemonAction {
+    /// Start the daemon unless one answers, and say which runs.
     Start,
+    /// Stop the running daemon (its caches stay on disk).
     Stop,
+    /// Stop the running daemon and start a new one (after an upgrade or a settings change).
     Restart,
     /// Print the end of the daemon's log.
     Logs {
+        /// How many of the last lines.
         #[arg(short = 'n', long, default_value_t = 50)]
         lines: usize,
     },

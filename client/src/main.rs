@@ -67,6 +67,7 @@ enum Command {
     Query(query::QueryArgs),
     /// Make a repository resident and embed it completely, with progress on stderr.
     Index {
+        /// The repository (default: the one containing the current directory).
         path: Option<PathBuf>,
         #[command(flatten)]
         flags: Flags<fittok_request::index::Index>,
@@ -85,6 +86,7 @@ enum Command {
     },
     /// The whole source of ids from an answer (`path#Qualified.name`, `path:10-40`, `path`).
     Expand {
+        /// Ids as an answer names them: `path#Qualified.name`, `path:start-end` or `path`.
         #[arg(required = true)]
         ids: Vec<String>,
         #[command(flatten)]
@@ -92,30 +94,39 @@ enum Command {
     },
     /// The daemon's version, uptime, memory, configuration and each resident repository.
     Status {
+        /// The status as JSON (the wire's StatusReply).
         #[arg(long)]
         json: bool,
     },
     /// The running daemon's settings: each one's value and where it came from (the
     /// environment it was started with, its configuration file, or the default).
     Config {
+        /// The settings as JSON: name, value and source of each.
         #[arg(long)]
         json: bool,
     },
     /// Drop a repository from the daemon's memory (its caches stay on disk).
-    Forget { path: Option<PathBuf> },
+    Forget {
+        /// The repository (default: the one containing the current directory).
+        path: Option<PathBuf>,
+    },
     /// Start, stop or restart the daemon, or show its log.
     Daemon {
         #[command(subcommand)]
         action: daemon::DaemonAction,
     },
     /// Print a shell completion script.
-    Completions { shell: clap_complete::Shell },
+    Completions {
+        /// The shell to write the script for.
+        shell: clap_complete::Shell,
+    },
     /// Write the code graph as one self-contained HTML page (no network, no side files).
     Graph(graph::GraphArgs),
     /// The codebase map (directories, files, definitions with signatures and doc lines) as
     /// Markdown on stdout, or with --fit DIR written there as a Fitted Information Tree
     /// (`DIR/codebase-map.md` + `DIR/codebase-map/`), ready to link from an AGENTS.md.
     Map {
+        /// The repository (default: the one containing the current directory).
         path: Option<PathBuf>,
         #[command(flatten)]
         flags: Flags<fittok_request::map::Map>,
@@ -129,6 +140,7 @@ enum Command {
     /// Find secrets in files (`path:line kind preview` per finding); exit status 1 when any
     /// is found — for pre-commit hooks. Runs `fittokd scrub` in process.
     Scrub {
+        /// Files to read (a missing or unreadable one is reported and skipped, never a finding).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -327,6 +339,13 @@ mod tests {
 
     /// The flags of every request command are the definitions' (plus the command's own
     /// output options): a parameter added to a request shows up here, or this fails.
+    /// Every subcommand and argument says what it is in `--help`.
+    #[test]
+    fn every_command_and_argument_is_described() {
+        let missing = fittok_request::cli::undescribed(&super::Cli::command());
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
+
     #[test]
     fn request_flags_are_derived_from_the_definitions() {
         let cli = Cli::command();

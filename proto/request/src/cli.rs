@@ -237,6 +237,32 @@ pub fn long_flags(cmd: &Command, extra: &[&str]) -> Vec<String> {
     flags
 }
 
+/// Subcommands and arguments of `cmd` (recursively) that carry no description, as
+/// `path: what` lines (for the binaries' help tests).
+pub fn undescribed(cmd: &Command) -> Vec<String> {
+    fn walk(cmd: &Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            let id = a.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path}: argument {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let name = format!("{path} {}", sub.get_name());
+            if sub.get_name() != "help" && sub.get_about().is_none() {
+                out.push(format!("{name}: no description"));
+            }
+            walk(sub, &name, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(cmd, cmd.get_name(), &mut out);
+    out
+}
+
 /// The flags `R` defines (sorted; `local`: with the client's own), for comparison with
 /// [`long_flags`].
 pub fn expected_flags<R: Request>(local: bool) -> Vec<String> {

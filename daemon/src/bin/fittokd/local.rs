@@ -16,7 +16,9 @@ use fittok_request::cli::{FitCommand, WireFlags};
 
 #[derive(clap::Args)]
 pub struct QueryArgs {
+    /// The repository.
     path: PathBuf,
+    /// The question (quote it).
     question: String,
     #[command(flatten)]
     flags: WireFlags<fittok_request::query::Query>,
@@ -40,6 +42,7 @@ pub const QUERY_ENGINE_FLAGS: &[&str] = &["semantic", "ranker", "dump-features"]
 
 #[derive(clap::Args)]
 pub struct ExpandArgs {
+    /// Ids as an answer names them: `path#Qualified.name`, `path:start-end` or `path`.
     #[arg(required = true)]
     ids: Vec<String>,
     #[command(flatten)]

@@ -55,6 +55,7 @@ enum Command {
     /// Parse a repository and print, per language: files parsed/skipped, nodes and edges by
     /// kind, resolution rate, parse time.
     Inspect {
+        /// The repository.
         path: PathBuf,
         /// Machine-readable output.
         #[arg(long)]
@@ -75,10 +76,14 @@ enum Command {
     Query(local::QueryArgs),
     /// Index a repository completely (graph, lexical indexes, every embedding into the
     /// cache) and report the time each stage took.
-    Index { path: PathBuf },
+    Index {
+        /// The repository.
+        path: PathBuf,
+    },
     /// Find secrets in files: one line per finding (`path:line kind preview`); exit status 1
     /// when any is found (for pre-commit hooks).
     Scrub {
+        /// Files to read (a missing or unreadable one is reported and skipped, never a finding).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -93,6 +98,7 @@ enum Command {
     /// the replies on stdout, length-delimited. What `fittok --no-daemon` runs.
     #[command(hide = true)]
     Call {
+        /// The RPC to run; its request (JSON) is read on stdin.
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(fittok_daemon::service::local::RPCS))]
         rpc: String,
     },
@@ -250,6 +256,13 @@ mod tests {
 
     /// fittokd's request flags are the definitions' wire flags (plus its engine knobs):
     /// a parameter added to a request shows up here, or this fails.
+    /// Every subcommand and argument says what it is in `--help`.
+    #[test]
+    fn every_command_and_argument_is_described() {
+        let missing = fittok_request::cli::undescribed(&super::Cli::command());
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
+
     #[test]
     fn request_flags_are_derived_from_the_definitions() {
         let cli = super::Cli::command();
