@@ -98,7 +98,7 @@ enum Command {
     /// the replies on stdout, length-delimited. What `fittok --no-daemon` runs.
     #[command(hide = true)]
     Call {
-        /// The RPC to run; its request (JSON) is read on stdin.
+        /// The RPC to run; its request (protobuf) is read on stdin, its replies written to stdout length-delimited.
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(fittok_daemon::service::local::RPCS))]
         rpc: String,
     },
