@@ -361,6 +361,31 @@ fn the_hook_honours_no_daemon() {
     eprintln!("hook in process: {took:?}");
 }
 
+/// With FITTOK_NO_DAEMON the MCP server answers every tool in process (a `fittokd call` per
+/// request) and starts no daemon; a failed call's tool error carries fittokd's own message.
+#[test]
+fn the_mcp_server_honours_no_daemon() {
+    let tools = tools_dir();
+    let env = DaemonEnv::new("mcp-no-daemon").env("FITTOK_NO_DAEMON", "1");
+    let repo = repo();
+    let out = python_client(&tools, &env, "no_daemon_client.py", &repo);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON summary");
+    let text = |k: &str| v[k]["text"].as_str().unwrap_or_default().to_string();
+    assert_eq!(v["context"]["error"], false, "{v}");
+    assert!(text("context").contains("def total_with_vat"), "{v}");
+    assert!(
+        text("callers").contains("callers of `vat_for`")
+            && text("callers").contains("return net + vat_for(country, net)"),
+        "{v}"
+    );
+    assert_eq!(v["missing"]["error"], true, "{v}");
+    assert!(text("missing").contains("no_such_thing"), "{v}");
+    assert!(text("status").contains("no daemon (FITTOK_NO_DAEMON)"), "{v}");
+    assert!(env.daemon_pids().is_empty(), "no daemon was started");
+    assert!(!env.socket.exists(), "no socket was made");
+}
+
 #[test]
 fn the_claude_code_plugin_is_well_formed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

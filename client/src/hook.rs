@@ -138,7 +138,13 @@ pub async fn respond(
         // The first prompt of a session too: start the daemon and wait for it (it answers
         // lexically within about a second), all within the hook's timeout; with
         // FITTOK_NO_DAEMON, answer in this process's child instead.
-        let mut backend = crate::backend::Backend::new(daemon, no_daemon).await.ok()?;
+        let mut backend = fittok_connect::backend::Backend::new(
+            daemon,
+            no_daemon,
+            fittok_connect::backend::StderrTo::Inherit,
+        )
+        .await
+        .ok()?;
         fittok_proto::check_budget(u64::from(opts.budget)).ok()?;
         let args = QueryArgs {
             question: input.prompt.clone(),

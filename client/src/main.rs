@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use fittok_connect::backend::{Backend, StderrTo};
 use fittok_connect::{ClientError, DaemonOptions};
 use fittok_request::cli::{FitCommand, Flags};
 
@@ -27,7 +28,6 @@ macro_rules! out {
     }};
 }
 
-mod backend;
 mod daemon;
 mod expand;
 mod fit;
@@ -254,15 +254,15 @@ pub fn print_out(text: &str) {
 
 /// The backend for a request, saying on stderr where the running daemon's configuration and
 /// this environment disagree.
-pub async fn backend(opts: &DaemonOptions, no_daemon: bool) -> Result<backend::Backend, Failure> {
+pub async fn backend(opts: &DaemonOptions, no_daemon: bool) -> Result<Backend, Failure> {
     if no_daemon {
-        return backend::Backend::new(opts, true).await;
+        return Ok(Backend::new(opts, true, StderrTo::Inherit).await?);
     }
     let (client, notes) = fittok_connect::ensure_noting(opts, env_var).await?;
     for note in notes {
         eprintln!("fittok: note: {note}");
     }
-    Ok(backend::Backend::Daemon(client))
+    Ok(Backend::Daemon(client))
 }
 
 fn main() -> ExitCode {

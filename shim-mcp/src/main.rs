@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fittok_connect::v1::{FitAction, StatusRequest};
-use fittok_connect::{Client, DaemonOptions};
+use fittok_connect::backend::{Backend, StderrTo};
+use fittok_connect::v1::FitAction;
+use fittok_connect::{ClientError, DaemonOptions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{
@@ -32,7 +33,9 @@ use fittok_request::query::Query;
 
 struct State {
     daemon: DaemonOptions,
-    client: tokio::sync::Mutex<Option<Client>>,
+    /// FITTOK_NO_DAEMON: each request runs in a `fittokd call` of its own, nothing resident.
+    no_daemon: bool,
+    backend: tokio::sync::Mutex<Option<Backend>>,
     /// Node ids returned per repository in this session, with the version shown.
     seen: std::sync::Mutex<HashMap<String, HashMap<String, u64>>>,
     /// FITTOK_MAX_BUDGET of this shim's environment (0 = none): an agent's client may cap
@@ -57,12 +60,13 @@ fn tool_error(message: impl Into<String>) -> Result<CallToolResult, ErrorData> {
 }
 
 impl Shim {
-    fn new(daemon: DaemonOptions, max_budget: u32, env: args::Env) -> Shim {
+    fn new(daemon: DaemonOptions, no_daemon: bool, max_budget: u32, env: args::Env) -> Shim {
         Shim {
             tool_router: Self::tool_router(),
             state: Arc::new(State {
                 daemon,
-                client: tokio::sync::Mutex::new(None),
+                no_daemon,
+                backend: tokio::sync::Mutex::new(None),
                 seen: Default::default(),
                 max_budget,
                 env,
@@ -71,16 +75,17 @@ impl Shim {
         }
     }
 
-    /// A connected client, started or reconnected as needed.
-    async fn client(&self, fresh: bool) -> Result<Client, String> {
-        let mut slot = self.state.client.lock().await;
-        if !fresh && let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
+    /// Where requests run: a connected daemon (started or reconnected as needed), or with
+    /// FITTOK_NO_DAEMON this process's `fittokd call`s.
+    async fn backend(&self, fresh: bool) -> Result<Backend, String> {
+        let mut slot = self.state.backend.lock().await;
+        if !fresh && let Some(b) = slot.as_ref() {
+            return Ok(b.clone());
         }
-        match fittok_connect::ensure(&self.state.daemon).await {
-            Ok(c) => {
-                *slot = Some(c.clone());
-                Ok(c)
+        match Backend::new(&self.state.daemon, self.state.no_daemon, StderrTo::Capture).await {
+            Ok(b) => {
+                *slot = Some(b.clone());
+                Ok(b)
             }
             Err(e) => Err(format!(
                 "fittok daemon unavailable: {e}. Check `fittok daemon logs`, or run `fittok status`."
@@ -127,21 +132,31 @@ impl Shim {
     /// Runs an RPC, reconnecting once if the daemon went away.
     async fn call<T, F, Fut>(&self, f: F) -> Result<T, String>
     where
-        F: Fn(Client) -> Fut,
-        Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+        F: Fn(Backend) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
     {
-        let client = self.client(false).await?;
-        match f(client).await {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) if s.code() == tonic::Code::Unavailable || s.code() == tonic::Code::Unknown => {
-                let client = self.client(true).await?;
-                f(client)
-                    .await
-                    .map(|r| r.into_inner())
-                    .map_err(|s| s.message().to_string())
+        let backend = self.backend(false).await?;
+        match f(backend).await {
+            Ok(r) => Ok(r),
+            Err(ClientError::Rpc(s))
+                if s.code() == tonic::Code::Unavailable || s.code() == tonic::Code::Unknown =>
+            {
+                let backend = self.backend(true).await?;
+                f(backend).await.map_err(|e| message(&e))
             }
-            Err(s) => Err(s.message().to_string()),
+            Err(e) => Err(message(&e)),
         }
+    }
+}
+
+/// What an agent reads of a failed call: the daemon's message, or an in-process run's.
+fn message(e: &ClientError) -> String {
+    match e {
+        ClientError::Rpc(s) => s.message().to_string(),
+        ClientError::InProcess { code, message } if message.is_empty() => {
+            format!("fittokd call failed (exit status {code})")
+        }
+        other => other.to_string(),
     }
 }
 
@@ -198,9 +213,9 @@ impl Shim {
         let mut attempts = 0;
         loop {
             reply = match self
-                .call(|mut c| {
+                .call(|mut b| {
                     let req = req.clone();
-                    async move { c.query(req).await }
+                    async move { b.query(req).await }
                 })
                 .await
             {
@@ -269,9 +284,9 @@ impl Shim {
             req.budget = l.first_budget(req.budget, per_token);
         }
         let mut reply = match self
-            .call(|mut c| {
+            .call(|mut b| {
                 let req = req.clone();
-                async move { c.navigate(req).await }
+                async move { b.navigate(req).await }
             })
             .await
         {
@@ -309,9 +324,9 @@ impl Shim {
         };
         let req = fittok_request::expand::request(repo.display().to_string(), &values);
         match self
-            .call(|mut c| {
+            .call(|mut b| {
                 let req = req.clone();
-                async move { c.expand(req).await }
+                async move { b.expand(req).await }
             })
             .await
         {
@@ -340,9 +355,9 @@ impl Shim {
         }
         let req = fittok_request::fit::request(FitAction::Generate, path_arg, &values);
         match self
-            .call(|mut c| {
+            .call(|mut b| {
                 let req = req.clone();
-                async move { c.fit(req).await }
+                async move { b.fit(req).await }
             })
             .await
         {
@@ -357,11 +372,12 @@ impl Shim {
         description = "fittok's state: resident repositories with node counts, index freshness and semantic-search coverage."
     )]
     async fn fittok_status(&self) -> Result<CallToolResult, ErrorData> {
-        match self
-            .call(|mut c| async move { c.status(StatusRequest {}).await })
-            .await
-        {
-            Ok(s) => {
+        match self.call(|mut b| async move { b.status().await }).await {
+            Ok(None) => Ok(CallToolResult::success(vec![ContentBlock::text(
+                "no daemon (FITTOK_NO_DAEMON): each request runs in a process of its own and \
+                 nothing stays resident; repositories are indexed per call from the cache\n",
+            )])),
+            Ok(Some(s)) => {
                 let mut text = format!(
                     "fittokd {} · pid {} · up {} s · RSS {} MB\n",
                     s.version,
@@ -437,15 +453,23 @@ async fn run() -> anyhow::Result<()> {
         })?,
     };
     let params = [Query::PARAMS, Navigate::PARAMS, Expand::PARAMS, Fit::PARAMS];
+    // Read as the CLI's flag reads it (clap's boolish values); anything else is refused.
+    let no_daemon = match env("FITTOK_NO_DAEMON").filter(|v| !v.trim().is_empty()) {
+        None => false,
+        Some(v) => fittok_connect::backend::boolish(&v).ok_or_else(|| {
+            anyhow::anyhow!("FITTOK_NO_DAEMON={v:?}: expected 1/0, true/false, yes/no or on/off")
+        })?,
+    };
     let shim = Shim::new(
         DaemonOptions::from_vars("fittok-mcp", env),
+        no_daemon,
         max_budget,
         args::env_of(&params, env),
     );
     // Warm the daemon in the background: `initialize` must not wait for it.
     let warm = shim.clone();
     tokio::spawn(async move {
-        let _ = warm.client(false).await;
+        let _ = warm.backend(false).await;
     });
     // The server speaks through in-memory pipes; the guard sits between them and stdio, so
     // that malformed requests are answered rather than dropped.

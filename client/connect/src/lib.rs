@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 pub use fittok_proto::failure::{EXIT_DAEMON, Failure};
 pub use fittok_proto::v1;
 
+pub mod backend;
 pub mod local;
 pub mod settings;
 use fittok_proto::v1::fittok_client::FittokClient;
@@ -52,12 +53,19 @@ pub enum ClientError {
     },
     #[error("{0}")]
     Rpc(#[from] tonic::Status),
+    /// A `fittokd call` in the client's place failed with this exit status; `message` is its
+    /// last stderr line when it was read (empty when the user saw it already).
+    #[error("{message}")]
+    InProcess { code: i32, message: String },
 }
 
 impl ClientError {
     /// The process exit status a shell user sees for this error.
     pub fn exit_code(&self) -> i32 {
-        self.failure().exit_code()
+        match self {
+            ClientError::InProcess { code, .. } => *code,
+            _ => self.failure().exit_code(),
+        }
     }
 
     /// The class of this failure ([`Failure::Daemon`] unless the daemon answered).
