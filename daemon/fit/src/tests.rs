@@ -678,3 +678,14 @@ fn a_fenced_line_is_weighed_with_its_fence() {
         "../../../fuzz/regressions/fit_plan-setext-fence-502.bin"
     ));
 }
+
+/// Found by the `fit_plan` fuzzer (input in `fuzz/regressions/`): a 520-token text (CRLF)
+/// in an unclosed fence opened by 131 backticks, whose blocks each carried a closing and a
+/// reopening marker, packed into a part bigger than the text and stayed whole. Lines are now
+/// packed by the text's own estimate whenever blocks make no progress.
+#[test]
+fn blocks_that_outweigh_their_text_are_packed_by_lines() {
+    fuzz_input_fits(include_bytes!(
+        "../../../fuzz/regressions/fit_plan-fence-markers-520.bin"
+    ));
+}

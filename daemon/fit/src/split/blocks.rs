@@ -153,10 +153,13 @@ impl Planner<'_> {
         }
         let whole = join(lines);
         let whole_tokens = self.est(&whole);
-        // Per-line sums can fall far below the whole's estimate (control characters and
-        // replacement characters: a 504-token text summed to about 250, found by the fit_plan
-        // fuzzer) and leave one part; then pack lines by the estimate of the text itself.
-        if parts.len() < 2 && whole_tokens > self.opts.soft {
+        // Per-line sums can miss the whole's estimate either way and leave one part, or a
+        // part no smaller than the text: below it (control and replacement characters: a
+        // 504-token text summed to about 250), or above it (a 131-backtick fence marker
+        // closing and reopening every block made a 558-token part of a 520-token text; both
+        // found by the fit_plan fuzzer). Then pack lines by the estimate of the text itself.
+        let no_progress = parts.len() < 2 || parts.iter().any(|p| self.est(p) >= whole_tokens);
+        if no_progress && whole_tokens > self.opts.soft {
             parts.clear();
             let mut part = String::new();
             for l in body {
