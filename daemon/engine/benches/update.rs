@@ -5,7 +5,10 @@
 //! (default 5) appends a comment line to FILE — or with `EDIT_KIND=definition` a new
 //! top-level definition, which changes the file's interface — and runs `Engine::update`,
 //! printing each stage; finally it opens the edited copy from scratch (the baseline: a full
-//! rebuild of the same tree, no cache).
+//! rebuild of the same tree, no cache). With `MODEL=DIR` (an all-MiniLM-L6-v2 directory) the
+//! engine has a vector store in a temporary directory and the model attached, with no vector
+//! embedded yet — a daemon's state while its background embedder has barely started — and the
+//! `semantic` column is what carrying the vectors over costs each update.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,14 +59,39 @@ fn main() {
         std::process::exit(1);
     }
     let config = Arc::new(fittok_engine::Config::default());
+    let model = std::env::var_os("MODEL").map(PathBuf::from);
+    let store_dir = root.with_extension("store");
+    let store = model.as_ref().map(|_| {
+        let _ = std::fs::create_dir_all(&store_dir);
+        match fittok_engine::store::Store::open(&store_dir.join("cache.redb")) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                eprintln!("cannot open a vector store: {e}");
+                std::process::exit(1);
+            }
+        }
+    });
     let t = Instant::now();
-    let mut engine = match Engine::open_in(&root, config.clone(), None, None) {
+    let mut engine = match Engine::open_in(&root, config.clone(), store, None) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
         }
     };
+    if let Some(dir) = &model {
+        match fittok_engine::embed::Embedder::load(dir, &config.embed) {
+            Ok(m) => engine.attach_semantic(Arc::new(m)),
+            Err(e) => {
+                eprintln!("cannot load the model at {}: {e}", dir.display());
+                std::process::exit(1);
+            }
+        }
+        println!(
+            "model attached, {} nodes to embed",
+            engine.semantic_missing()
+        );
+    }
     let nodes = engine.repo.graph.nodes.len();
     println!(
         "{repo}: {} files, {nodes} nodes; open {:.0} ms (walk {:.0}, parse {:.0}, link {:.0}, lexical {:.0})",
@@ -75,7 +103,7 @@ fn main() {
         ms(engine.timings.lexical),
     );
     println!(
-        "\n| edit | update total | walk | parse | link | lexical |\n|---|---|---|---|---|---|"
+        "\n| edit | update total | walk | parse | link | lexical | semantic |\n|---|---|---|---|---|---|---|"
     );
     let definitions = std::env::var("EDIT_KIND").is_ok_and(|k| k == "definition");
     let mut totals = Vec::new();
@@ -107,13 +135,14 @@ fn main() {
         totals.push(total);
         let tm = &engine.timings;
         println!(
-            "| {} | {:.0} ms | {:.0} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {:.0} ms | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
             i + 1,
             ms(total),
             ms(tm.walk),
             ms(tm.parse),
             ms(tm.link),
-            ms(tm.lexical)
+            ms(tm.lexical),
+            ms(tm.semantic_load)
         );
     }
     totals.sort();
@@ -127,4 +156,5 @@ fn main() {
         if fresh.is_ok() { "" } else { " (failed)" }
     );
     let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&store_dir);
 }

@@ -590,17 +590,19 @@ impl Engine {
             },
         )?;
         drop(previous);
-        let (index, timings) = lexical_update(self, &repo, &sources, progress);
+        let (index, mut timings) = lexical_update(self, &repo, &sources, progress);
+        let t = Instant::now();
         let semantic = self.semantic.as_ref().map(|s| Semantic {
             index: SemanticIndex::from_store(
                 &repo.graph,
                 &sources,
                 self.store.as_deref(),
-                Some(&s.index),
+                Some((&s.index, &self.repo.graph)),
                 &embedding_priority(&repo, &index),
             ),
             embedder: s.embedder.clone(),
         });
+        timings.semantic_load = t.elapsed();
         let mut next = Engine::assemble(
             repo,
             sources,
