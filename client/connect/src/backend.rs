@@ -131,6 +131,22 @@ fn run_call(
     }
 }
 
+/// One method per unary RPC, each running on the daemon or in process alike.
+macro_rules! unary {
+    ($($rpc:ident($req:ty) -> $rep:ty;)*) => {
+        $(
+            pub async fn $rpc(&mut self, req: $req) -> Result<$rep, ClientError> {
+                match self {
+                    Backend::Daemon(c) => Ok(c.$rpc(req).await?.into_inner()),
+                    Backend::InProcess { bin, stderr } => {
+                        Self::unary(bin, *stderr, stringify!($rpc), &req).await
+                    }
+                }
+            }
+        )*
+    };
+}
+
 impl Backend {
     /// The daemon (started if needed), or with `no_daemon` the in-process runner.
     pub async fn new(
@@ -186,46 +202,13 @@ impl Backend {
         })
     }
 
-    pub async fn query(&mut self, req: QueryRequest) -> Result<QueryReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.query(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "query", &req).await,
-        }
-    }
-
-    pub async fn navigate(&mut self, req: NavigateRequest) -> Result<QueryReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.navigate(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "navigate", &req).await,
-        }
-    }
-
-    pub async fn expand(&mut self, req: ExpandRequest) -> Result<ExpandReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.expand(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "expand", &req).await,
-        }
-    }
-
-    pub async fn graph(&mut self, req: GraphRequest) -> Result<GraphReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.graph(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "graph", &req).await,
-        }
-    }
-
-    pub async fn map(&mut self, req: MapRequest) -> Result<MapReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.map(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "map", &req).await,
-        }
-    }
-
-    pub async fn fit(&mut self, req: FitRequest) -> Result<FitReply, ClientError> {
-        match self {
-            Backend::Daemon(c) => Ok(c.fit(req).await?.into_inner()),
-            Backend::InProcess { bin, stderr } => Self::unary(bin, *stderr, "fit", &req).await,
-        }
+    unary! {
+        query(QueryRequest) -> QueryReply;
+        navigate(NavigateRequest) -> QueryReply;
+        expand(ExpandRequest) -> ExpandReply;
+        graph(GraphRequest) -> GraphReply;
+        map(MapRequest) -> MapReply;
+        fit(FitRequest) -> FitReply;
     }
 
     /// The daemon's status; `None` in process, where nothing stays resident to report.
