@@ -248,24 +248,25 @@ pub fn verdict(tokens: usize, opts: &FitOptions) -> Verdict {
 
 /// Why a file is over the hard threshold when the planner could not help it: it holds a
 /// line longer than hard, and lines are never split. `None` when no single line explains it.
-/// A line inside a fence is weighed as the least it can be shown as: alone in its fence (the
-/// opening line above it, the marker below), which `chars4` counts denser than the bare line.
+/// A line is weighed as the least a file can hold it as: with its line break, and inside a
+/// fence alone in its fence (the opening line above it, the marker below), which `chars4`
+/// counts denser than the bare line.
 pub fn unsplittable_line(text: &str, opts: &FitOptions) -> Option<String> {
     let mut fence: Option<(&str, &str)> = None;
     let mut worst: Option<(usize, usize)> = None;
     for (i, l) in scan::scan(text).iter().enumerate() {
-        let t = l.text.trim_end_matches('\n').trim_end_matches('\r');
         let tokens = match (l.fence_open, fence) {
             (Some(marker), _) => {
-                fence = Some((t, marker));
-                opts.estimator.count(t)
+                fence = Some((l.text, marker));
+                opts.estimator.count(l.text)
             }
-            (None, Some((open, marker))) if l.in_fence => {
-                opts.estimator.count(&format!("{open}\n{t}\n{marker}"))
-            }
+            (None, Some((open, marker))) if l.in_fence => opts.estimator.count(&format!(
+                "{open}{}\n{marker}\n",
+                l.text.trim_end_matches('\n')
+            )),
             _ => {
                 fence = None;
-                opts.estimator.count(t)
+                opts.estimator.count(l.text)
             }
         };
         if worst.is_none_or(|(_, w)| tokens > w) {

@@ -689,3 +689,13 @@ fn blocks_that_outweigh_their_text_are_packed_by_lines() {
         "../../../fuzz/regressions/fit_plan-fence-markers-520.bin"
     ));
 }
+
+/// Found by the `fit_plan` fuzzer (input in `fuzz/regressions/`): a 2,003-character line is 500
+/// tokens alone (chars4), 501 with the line break every file holds it with: over hard 500, and
+/// nothing smaller can hold it, so the report names it.
+#[test]
+fn a_line_is_weighed_with_its_line_break() {
+    fuzz_input_fits(include_bytes!(
+        "../../../fuzz/regressions/fit_plan-line-break-501.bin"
+    ));
+}
