@@ -8,7 +8,8 @@
 //! rebuild of the same tree, no cache). With `MODEL=DIR` (an all-MiniLM-L6-v2 directory) the
 //! engine has a vector store in a temporary directory and the model attached, with no vector
 //! embedded yet — a daemon's state while its background embedder has barely started — and the
-//! `semantic` column is what carrying the vectors over costs each update.
+//! `semantic` column is what carrying the vectors over costs each update. `STORE=1` gives the
+//! engine a parse cache (in that temporary directory) without the model.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,7 +62,10 @@ fn main() {
     let config = Arc::new(fittok_engine::Config::default());
     let model = std::env::var_os("MODEL").map(PathBuf::from);
     let store_dir = root.with_extension("store");
-    let store = model.as_ref().map(|_| {
+    // A daemon's engine writes each update's parses to its cache: STORE=1 (or MODEL) measures
+    // that too.
+    let with_store = model.is_some() || std::env::var_os("STORE").is_some();
+    let store = with_store.then(|| {
         let _ = std::fs::create_dir_all(&store_dir);
         match fittok_engine::store::Store::open(&store_dir.join("cache.redb")) {
             Ok(s) => Arc::new(s),
