@@ -158,6 +158,53 @@ fn query_finds_the_function_and_keeps_the_budget() {
     );
 }
 
+/// An excerpt of a decorated method keeps its decorator and its `def` line, indented as the
+/// file has them (a user once met `@staticmethod ⋮ raise …` with the `def` nowhere).
+#[test]
+fn an_excerpt_of_a_decorated_method_keeps_its_def_line() {
+    let repo = TempRepo::new("decorated");
+    let filler: String = (0..80)
+        .map(|i| format!("        part_{i} = files.get('field_{i}')\n"))
+        .collect();
+    repo.write(
+        "upload/multipart.py",
+        format!(
+            "class MultipartEncoder:\n    @staticmethod\n    def encode_files(files, data):\n{filler}        \
+             boundary = choose_multipart_boundary(files)\n        return boundary\n"
+        ),
+    );
+    let path = repo.path().to_str().unwrap();
+    let out = run(
+        "fittokd",
+        &[
+            "query",
+            path,
+            "how is the multipart boundary chosen",
+            "--budget",
+            "300",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Cut to fit: part of the method's 83 lines stands for the rest.
+    assert!(text.contains("⋮"), "{text}");
+    assert!(text.contains("choose_multipart_boundary(files)"), "{text}");
+    // A code line is `N<tab>line` on numbered lines, the line alone otherwise.
+    let code = |want: &str| {
+        text.lines().any(|l| {
+            l == want
+                || l.split_once('\t')
+                    .is_some_and(|(n, r)| r == want && n.parse::<u32>().is_ok())
+        })
+    };
+    assert!(code("    @staticmethod"), "{text}");
+    assert!(code("    def encode_files(files, data):"), "{text}");
+}
+
 #[test]
 fn tiny_budget_still_answers() {
     let repo = sample_repo();

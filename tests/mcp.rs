@@ -381,7 +381,10 @@ fn the_mcp_server_honours_no_daemon() {
     );
     assert_eq!(v["missing"]["error"], true, "{v}");
     assert!(text("missing").contains("no_such_thing"), "{v}");
-    assert!(text("status").contains("no daemon (FITTOK_NO_DAEMON)"), "{v}");
+    assert!(
+        text("status").contains("no daemon (FITTOK_NO_DAEMON)"),
+        "{v}"
+    );
     assert!(env.daemon_pids().is_empty(), "no daemon was started");
     assert!(!env.socket.exists(), "no socket was made");
 }

@@ -140,6 +140,17 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+        // A value out of range is refused naming the value sent, not a clamped one.
+        match tool_values(
+            Query::PARAMS,
+            &args(json!({"question": "q", "budget": 1e12})),
+        ) {
+            Err(RequestError::Invalid { param, why }) => {
+                assert_eq!(param, "budget");
+                assert!(why.contains("1000000000000"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             tool_values(Query::PARAMS, &args(json!({"budget": 4000}))),
             Err(RequestError::Missing("question"))
