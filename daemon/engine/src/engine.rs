@@ -597,7 +597,11 @@ impl Engine {
                 &repo.graph,
                 &sources,
                 self.store.as_deref(),
-                Some((&s.index, &self.repo.graph)),
+                Some(crate::embed::semantic::Previous {
+                    index: &s.index,
+                    graph: &self.repo.graph,
+                    sources: &self.sources,
+                }),
                 &embedding_priority(&repo, &index),
             ),
             embedder: s.embedder.clone(),

@@ -59,51 +59,35 @@ fn is_trivial_accessor(def: &crate::model::Definition) -> bool {
 pub const PRIORITY_SHARE: f32 = 0.1;
 
 /// Each node's vector key (0 for nodes that get no vector). A node's text is its file's
-/// alone, so a file an update kept (the same parse, shared) keeps its nodes' keys: only the
-/// changed files' texts are built and hashed again (kafka: ~105 ms a save for all 50k).
+/// alone, so a node of a file an update kept keeps its key: only the changed files' texts are
+/// built and hashed again (kafka: ~105 ms a save for all 50k).
 fn text_keys(
     g: &Graph,
     sources: &Sources,
     eligible: &[bool],
-    previous: Option<(&SemanticIndex, &Graph)>,
+    previous: Option<Previous>,
 ) -> Vec<u128> {
-    let kept: std::collections::HashMap<*const fittok_parse::model::ParsedFile, usize> = previous
-        .map(|(_, pg)| {
-            pg.files
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (std::sync::Arc::as_ptr(f), i))
-                .collect()
-        })
-        .unwrap_or_default();
-    let range = |g: &Graph, f: usize| {
-        let start = g.file_start[f] as usize;
-        start
-            ..g.file_start
-                .get(f + 1)
-                .map_or(g.nodes.len(), |&e| e as usize)
-    };
-    let mut keys = vec![0u128; g.nodes.len()];
-    for (f, file) in g.files.iter().enumerate() {
-        let nodes = range(g, f);
-        let reused = previous
-            .zip(kept.get(&std::sync::Arc::as_ptr(file)))
-            .and_then(|((p, pg), &pf)| {
-                let old = range(pg, pf);
-                (old.len() == nodes.len() && old.end <= p.keys.len()).then(|| &p.keys[old])
-            });
-        match reused {
-            Some(old) => keys[nodes].copy_from_slice(old),
-            None => {
-                for n in nodes {
-                    if eligible[n] {
-                        keys[n] = vector_key(MODEL_ID, &embed_text(g, sources, n as u32));
-                    }
-                }
+    let kept = previous.map(|p| (p, crate::index::kept_nodes(p.graph, p.sources, g, sources)));
+    (0..g.nodes.len())
+        .map(|n| {
+            let carried = kept
+                .as_ref()
+                .and_then(|(p, kept)| p.index.keys.get(kept[n]? as usize).copied());
+            match carried {
+                Some(k) => k,
+                None if eligible[n] => vector_key(MODEL_ID, &embed_text(g, sources, n as u32)),
+                None => 0,
             }
-        }
-    }
-    keys
+        })
+        .collect()
+}
+
+/// The snapshot an update replaces: its vectors and what they were computed from.
+#[derive(Clone, Copy)]
+pub struct Previous<'a> {
+    pub index: &'a SemanticIndex,
+    pub graph: &'a Graph,
+    pub sources: &'a Sources,
 }
 
 /// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot
@@ -142,37 +126,32 @@ impl SemanticIndex {
         g: &Graph,
         sources: &Sources,
         store: Option<&Store>,
-        previous: Option<(&SemanticIndex, &Graph)>,
+        previous: Option<Previous>,
         priority: &[f32],
     ) -> SemanticIndex {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
             .collect();
         let keys = text_keys(g, sources, &eligible, previous);
-        let previous = previous.map(|(p, _)| p);
-        // What the previous snapshot knew of each text: its vector, or that the store had none
-        // when it looked (the embedder fills the snapshot it works for and the store alike).
-        // Only texts new in this snapshot are looked up: while the background embedder is
-        // still early, nearly every node is known missing, and asking the store again for all
-        // of them was most of a large repository's update (kafka: ~120 of ~220 ms a save).
-        let carried: std::collections::HashMap<u128, Option<&QuantizedVector>> = previous
+        let carried: std::collections::HashMap<u128, &QuantizedVector> = previous
             .map(|p| {
-                p.keys
+                p.index
+                    .keys
                     .iter()
-                    .zip(&p.vectors)
-                    .filter(|(k, _)| **k != 0)
-                    .map(|(k, v)| (*k, v.get()))
+                    .zip(&p.index.vectors)
+                    .filter_map(|(k, v)| Some((*k, v.get()?)))
                     .collect()
             })
             .unwrap_or_default();
         let mut found: Vec<Option<QuantizedVector>> = keys
             .iter()
-            .map(|k| carried.get(k).copied().flatten().cloned())
+            .map(|k| carried.get(k).map(|&v| v.clone()))
             .collect();
         let wanted: Vec<u128> = keys
             .iter()
+            .zip(&found)
             .zip(&eligible)
-            .map(|(k, &e)| if e && !carried.contains_key(k) { *k } else { 0 })
+            .map(|((k, f), &e)| if e && f.is_none() { *k } else { 0 })
             .collect();
         if let Some(store) = store.filter(|_| wanted.iter().any(|&k| k != 0)) {
             match store.get_vectors(&wanted, super::DIM) {
@@ -384,12 +363,12 @@ mod tests {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
             .collect();
-        let carried = text_keys(
-            g,
-            &after.sources,
-            &eligible,
-            Some((&ix, &before.repo.graph)),
-        );
+        let previous = Previous {
+            index: &ix,
+            graph: &before.repo.graph,
+            sources: &before.sources,
+        };
+        let carried = text_keys(g, &after.sources, &eligible, Some(previous));
         let fresh = text_keys(g, &after.sources, &eligible, None);
         assert_eq!(carried, fresh);
         let _ = std::fs::remove_dir_all(&dir);

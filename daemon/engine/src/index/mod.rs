@@ -259,6 +259,39 @@ pub fn summary_text(g: &Graph, node: u32) -> String {
     s
 }
 
+/// For each node of `g`, the same node in `prev_g` when its file carried over unchanged (the
+/// same parse and the same bytes, so every node of it and its text are as they were).
+pub(crate) fn kept_nodes(
+    prev_g: &Graph,
+    prev_sources: &Sources,
+    g: &Graph,
+    sources: &Sources,
+) -> Vec<Option<u32>> {
+    let old_file: std::collections::HashMap<&str, usize> = prev_g
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+    let mut old_node: Vec<Option<u32>> = vec![None; g.nodes.len()];
+    for (fi, f) in g.files.iter().enumerate() {
+        let Some(&oi) = old_file.get(f.path.as_str()) else {
+            continue;
+        };
+        let same = Arc::ptr_eq(&prev_g.files[oi], f)
+            && (Arc::ptr_eq(&prev_sources[oi], &sources[fi]) || prev_sources[oi] == sources[fi]);
+        let (os, ns) = (prev_g.file_start[oi], g.file_start[fi]);
+        let count = g.file_start[fi + 1] - ns;
+        if !same || prev_g.file_start[oi + 1] - os != count {
+            continue;
+        }
+        for k in 0..count {
+            old_node[(ns + k) as usize] = Some(os + k);
+        }
+    }
+    old_node
+}
+
 impl Index {
     pub fn build(g: &Graph, sources: &Sources) -> Index {
         // The two indexes are independent: build the summary one beside the content one.
@@ -297,30 +330,12 @@ impl Index {
         g: &Graph,
         sources: &Sources,
     ) -> Index {
-        let old_file: std::collections::HashMap<&str, usize> = prev_g
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
+        let old_node = kept_nodes(prev_g, prev_sources, g, sources);
         // Old node → new node, for the nodes of files that carried over unchanged.
         let mut remap: Vec<Option<u32>> = vec![None; prev_g.nodes.len()];
-        let mut old_node: Vec<Option<u32>> = vec![None; g.nodes.len()];
-        for (fi, f) in g.files.iter().enumerate() {
-            let Some(&oi) = old_file.get(f.path.as_str()) else {
-                continue;
-            };
-            let same = Arc::ptr_eq(&prev_g.files[oi], f)
-                && (Arc::ptr_eq(&prev_sources[oi], &sources[fi])
-                    || prev_sources[oi] == sources[fi]);
-            let (os, ns) = (prev_g.file_start[oi], g.file_start[fi]);
-            let count = g.file_start[fi + 1] - ns;
-            if !same || prev_g.file_start[oi + 1] - os != count {
-                continue;
-            }
-            for k in 0..count {
-                remap[(os + k) as usize] = Some(ns + k);
-                old_node[(ns + k) as usize] = Some(os + k);
+        for (n, o) in old_node.iter().enumerate() {
+            if let Some(o) = o {
+                remap[*o as usize] = Some(n as u32);
             }
         }
         let ((content, summary_hash), summary) = std::thread::scope(|scope| {
