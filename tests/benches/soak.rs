@@ -259,10 +259,10 @@ fn main() {
             let round = step / copies.len();
             let question = QUESTIONS[round % QUESTIONS.len()];
             let budget_class = (round / QUESTIONS.len()) % BUDGETS.len();
-            if step % 10 == 0 {
+            if step.is_multiple_of(10) {
                 if let Some((path, original)) = &edits[which] {
                     // Every other save puts the file back: the repository does not grow.
-                    let text = if step % 20 == 0 {
+                    let text = if step.is_multiple_of(20) {
                         original.clone()
                     } else {
                         format!("{original}{}", appended(path, step))
@@ -271,7 +271,7 @@ fn main() {
                         saves += 1;
                     }
                 }
-            } else if step % 25 == 0 {
+            } else if step.is_multiple_of(25) {
                 if env.mcp_session(repo, question) {
                     sessions += 1;
                 } else {

@@ -518,7 +518,7 @@ fn block(engine: &Engine, node: u32, marked: &[Line], title: &str) -> String {
             let n = a + k as u32;
             if marks.contains(&n) {
                 let _ = writeln!(s, "{n} ▶\t{text}");
-            } else if k == 0 || n % LINE_ANCHOR == 0 {
+            } else if k == 0 || n.is_multiple_of(LINE_ANCHOR) {
                 let _ = writeln!(s, "{n}\t{text}");
             } else {
                 let _ = writeln!(s, "{text}");
