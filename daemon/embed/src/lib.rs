@@ -64,8 +64,9 @@ fn in_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Se
     }
 }
 
-/// Threads embedding one question (candle splits its matrix products over the pool only
-/// when `RAYON_NUM_THREADS` is above 1; fittokd sets it to this).
+/// Threads embedding one question. candle splits a matrix product into as many parts as
+/// `RAYON_NUM_THREADS` or the machine's cores say (none on one core); the pool the product
+/// runs in bounds how many threads work on them.
 pub const QUESTION_THREADS: usize = 2;
 
 /// How the embedder is found and run (see [`crate::Config`]).

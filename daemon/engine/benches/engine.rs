@@ -102,7 +102,7 @@ fn main() {
         tm.embedded,
         tm.embed.as_secs_f64(),
         tm.embedded as f64 / tm.embed.as_secs_f64().max(1e-9),
-        engine.semantic_coverage() * 100.0
+        engine.semantic.coverage() * 100.0
     );
     // A new question costs one forward pass (the daemon's recent-question cache is bypassed by
     // making every question distinct): f32 weights and f16 weights side by side.

@@ -93,7 +93,7 @@ fn main() {
         }
         println!(
             "model attached, {} nodes to embed",
-            engine.semantic_missing()
+            engine.semantic.missing()
         );
     }
     let nodes = engine.repo.graph.nodes.len();

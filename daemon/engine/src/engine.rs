@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::Config;
 use crate::embed::semantic::SemanticIndex;
+use crate::embed::state::{Attached, SemanticState};
 use crate::embed::{EmbedError, Embedder, model_dir};
 use crate::history::{History, HistoryError};
 use crate::index::{Index, Sources};
@@ -157,11 +158,6 @@ pub enum SemanticMode {
     Full,
 }
 
-struct Semantic {
-    index: SemanticIndex,
-    embedder: Arc<Embedder>,
-}
-
 pub struct Engine {
     pub repo: RepoGraph,
     pub sources: Sources,
@@ -169,11 +165,8 @@ pub struct Engine {
     /// Line starts per file, filled as answers need them.
     lines: crate::lines::LineIndex,
     pub timings: IndexTimings,
-    semantic: Option<Semantic>,
-    /// Why semantic ranking is off, in one line (partial coverage is reported from the index).
-    semantic_note: Option<String>,
-    /// What to tell the user about nodes not embedded yet.
-    pending_hint: &'static str,
+    /// The model and vectors, when attached, and what answers say of them.
+    pub semantic: SemanticState,
     /// The repository's issue-template lines, dropped from questions.
     boilerplate: crate::question::Boilerplate,
     store: Option<Arc<Store>>,
@@ -382,9 +375,7 @@ impl Engine {
             sources,
             index,
             timings,
-            semantic: None,
-            semantic_note: Some("semantic ranking off".into()),
-            pending_hint: "`fittok index` completes them",
+            semantic: SemanticState::default(),
             store,
             freshness: "current".into(),
             config,
@@ -513,8 +504,7 @@ impl Engine {
     /// the answer says why.
     pub fn enable_semantic(&mut self, mode: SemanticMode) {
         if mode == SemanticMode::Off {
-            self.semantic = None;
-            self.semantic_note = Some("semantic ranking off".into());
+            self.semantic.turn_off("semantic ranking off".into());
             return;
         }
         let t = Instant::now();
@@ -524,7 +514,7 @@ impl Engine {
             Ok(e) => Arc::new(e),
             Err(e) => {
                 tracing::info!(error = %e, "semantic ranking unavailable");
-                self.semantic_unavailable(&e.to_string());
+                self.semantic.unavailable(&e.to_string());
                 return;
             }
         };
@@ -542,17 +532,6 @@ impl Engine {
         self.timings.embed = t.elapsed();
     }
 
-    /// Whether a model is attached.
-    pub fn has_semantic(&self) -> bool {
-        self.semantic.is_some()
-    }
-
-    /// Ranks without semantics and says why in every answer.
-    pub fn semantic_unavailable(&mut self, why: &str) {
-        self.semantic = None;
-        self.semantic_note = Some(format!("{why}; ranking without semantics"));
-    }
-
     /// Attaches a loaded model and the vectors the store has for this repository's nodes.
     pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
         let index = SemanticIndex::from_store(
@@ -562,8 +541,7 @@ impl Engine {
             None,
             &embedding_priority(&self.repo, &self.index),
         );
-        self.semantic = Some(Semantic { index, embedder });
-        self.semantic_note = None;
+        self.semantic.attach(Attached { index, embedder });
     }
 
     /// A new engine for the repository as it is now, reusing this one's parses for files whose
@@ -592,7 +570,7 @@ impl Engine {
         drop(previous);
         let (index, mut timings) = lexical_update(self, &repo, &sources, progress);
         let t = Instant::now();
-        let semantic = self.semantic.as_ref().map(|s| Semantic {
+        let semantic = self.semantic.attached.as_ref().map(|s| Attached {
             index: SemanticIndex::from_store(
                 &repo.graph,
                 &sources,
@@ -615,9 +593,7 @@ impl Engine {
             self.store.clone(),
             self.config.clone(),
         );
-        next.semantic = semantic;
-        next.semantic_note = self.semantic_note.clone();
-        next.pending_hint = self.pending_hint;
+        next.semantic = self.semantic.carried(semantic);
         next.freshness = self.freshness.clone();
         if let Some(h) = self.history() {
             next.set_history(h);
@@ -710,21 +686,15 @@ impl Engine {
         Ok(stale)
     }
 
-    /// How answers describe nodes still without vectors (the daemon embeds in background).
-    pub fn set_pending_hint(&mut self, hint: &'static str) {
-        self.pending_hint = hint;
-    }
-
-    /// Embeds nodes without vectors until done or `deadline`, through `&self`: readers of a
-    /// shared engine see vectors as they land. Returns how many were embedded.
     /// Embeds missing nodes, batch by batch, until `deadline`, until none is missing, or until
-    /// `give_way` says other work is waiting (checked before each batch).
+    /// `give_way` says other work is waiting (checked before each batch). Through `&self`:
+    /// readers of a shared engine see vectors as they land. Returns how many were embedded.
     pub fn fill_semantic(
         &self,
         deadline: Option<Instant>,
         give_way: &dyn Fn() -> bool,
     ) -> Result<usize, EmbedError> {
-        let Some(s) = &self.semantic else {
+        let Some(s) = &self.semantic.attached else {
             return Ok(0);
         };
         s.index.fill(
@@ -737,35 +707,10 @@ impl Engine {
         )
     }
 
-    /// Why semantic ranking is off or partial, if it is.
-    pub fn semantic_note(&self) -> Option<String> {
-        match &self.semantic {
-            None => self.semantic_note.clone(),
-            Some(s) if s.index.missing() > 0 => Some(format!(
-                "{} nodes not embedded yet; {}",
-                s.index.missing(),
-                self.pending_hint
-            )),
-            Some(_) => None,
-        }
-    }
-
-    /// (nodes with a vector, nodes that get one): (0, 0) without a model.
-    pub fn semantic_counts(&self) -> (usize, usize) {
-        self.semantic.as_ref().map_or((0, 0), |s| {
-            (s.index.total() - s.index.missing(), s.index.total())
-        })
-    }
-
-    /// Nodes still waiting for a vector (0 without a model).
-    pub fn semantic_missing(&self) -> usize {
-        self.semantic.as_ref().map_or(0, |s| s.index.missing())
-    }
-
-    /// Estimated bytes held in memory: sources, graph, indexes, vectors.
-    /// Where this repository's memory goes, per structure (see [`crate::memory`]).
+    /// Where this repository's memory goes, per structure: sources, graph, indexes, vectors,
+    /// history (see [`crate::memory`]).
     pub fn memory_use(&self) -> Vec<crate::memory::MemoryPart> {
-        let vectors = self.semantic.as_ref().map_or(0, |s| s.index.memory_bytes());
+        let vectors = self.semantic.memory_bytes();
         let mut parts = crate::memory::parts(
             &self.repo.graph,
             &self.sources,
@@ -789,31 +734,6 @@ impl Engine {
     /// repository's issue-template lines are dropped): callers skip loading the model if not.
     pub fn uses_semantic(&self, question: &str) -> bool {
         !is_long_question(&self.boilerplate.strip(question))
-    }
-
-    /// The share of the embedding priority set (see [`embedding_priority`]) with a vector.
-    pub fn semantic_priority_coverage(&self) -> f32 {
-        self.semantic
-            .as_ref()
-            .map_or(0.0, |s| s.index.priority_coverage())
-    }
-
-    pub fn semantic_coverage(&self) -> f32 {
-        self.semantic.as_ref().map_or(0.0, |s| s.index.coverage())
-    }
-
-    fn similarities(&self, question: &str) -> Option<Vec<f32>> {
-        let s = self.semantic.as_ref()?;
-        let t = Instant::now();
-        let embedded = s.embedder.embed_question(question);
-        tracing::debug!(us = t.elapsed().as_micros() as u64, "question embedded");
-        match embedded {
-            Ok(q) => Some(s.index.similarities(&q)),
-            Err(e) => {
-                tracing::warn!(error = %e, "question embedding failed");
-                None
-            }
-        }
     }
 
     /// A navigation answer when `q` asks for one ("who calls X") and X names a definition.
@@ -852,7 +772,7 @@ impl Engine {
         let sims = if long {
             None
         } else {
-            self.similarities(&question)
+            self.semantic.similarities(&question)
         };
         let t = Instant::now();
         let history = self.history_scores(&query_terms);
@@ -908,15 +828,15 @@ impl Engine {
                 .freshness
                 .clone()
                 .unwrap_or_else(|| self.freshness.clone()),
-            semantic_coverage: self.semantic_coverage(),
+            semantic_coverage: self.semantic.coverage(),
             semantic_note: if long {
                 Some("semantic signal not used for long questions: their words decide".into())
-            } else if self.semantic.is_none()
+            } else if !self.semantic.has_model()
                 && let Some(now) = &q.semantic_note
             {
                 Some(format!("{now}; ranking without semantics"))
             } else {
-                self.semantic_note()
+                self.semantic.note()
             },
             already_shown,
             files: g.files.len(),
@@ -1608,14 +1528,14 @@ mod tests {
         let dir = temp_repo("give-way", &[("handlers.py", &src)]);
         let mut engine = Engine::open(&dir, Default::default()).unwrap();
         engine.attach_semantic(embedder);
-        let missing = engine.semantic_missing();
+        let missing = engine.semantic.missing();
         assert!(missing > 100, "{missing}");
         assert_eq!(engine.fill_semantic(None, &|| true).unwrap(), 0);
-        assert_eq!(engine.semantic_missing(), missing);
+        assert_eq!(engine.semantic.missing(), missing);
         let batches = std::sync::atomic::AtomicUsize::new(0);
         let after_one = || batches.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;
         let one = engine.fill_semantic(None, &after_one).unwrap();
         assert!(one > 0 && one < missing, "{one} of {missing}");
-        assert_eq!(engine.semantic_missing(), missing - one);
+        assert_eq!(engine.semantic.missing(), missing - one);
     }
 }

@@ -9,14 +9,13 @@
 //! whatever the scores say.
 //!
 //! Three outcomes. A match ([`matches`]) is answered as usual, and is what the prompt hook
-//! injects. Calibrated on 76 questions about the code (the dev benchmark's issue titles, each
-//! in its repository) against 50 unrelated prompts (small talk, general knowledge, writing
-//! requests) asked in four repositories: 5.0 % of unrelated prompts match and 7.9 % of code
-//! questions do not (`bench/results/hook.md`). A weak match is answered as usual, but says so
-//! where the answer's usage note would be. Nothing at all ([`nothing`]: no name, under
+//! injects. The thresholds are calibrated on questions about the code (issue titles, each in
+//! its repository) against unrelated prompts (small talk, general knowledge, writing
+//! requests); `bench/results/hook.md` has the rates. A weak match is answered as usual, but
+//! says so where the answer's usage note would be. Nothing at all ([`nothing`]: no name, under
 //! [`NOTHING_BELOW`], no two words together) is answered in a few lines: full answers to such
-//! questions were noise, while cutting every weak match to pointers cost 6 points of dev
-//! recall at 4000 tokens (issue texts use many words the code does not).
+//! questions were noise, while cutting every weak match to pointers cost recall (issue texts
+//! use many words the code does not).
 
 use crate::index::Sources;
 use crate::lines::LineIndex;

@@ -25,7 +25,7 @@ impl Residents {
 
     /// Hands a snapshot with nodes lacking vectors to the background embedder.
     pub(super) fn queue_embedding(&self, resident: &Arc<Resident>, engine: &Engine) {
-        if engine.semantic_missing() > 0
+        if engine.semantic.missing() > 0
             && let Ok(tx) = self.embed_queue.lock()
         {
             let _ = tx.send(resident.clone());
@@ -91,7 +91,7 @@ pub(super) fn embed_loop(
             let Some(engine) = resident.snapshot() else {
                 break;
             };
-            if engine.semantic_missing() == 0 || stop.load(Ordering::SeqCst) {
+            if engine.semantic.missing() == 0 || stop.load(Ordering::SeqCst) {
                 break;
             }
             // Idle priority gives the cores to the foreground, but not the memory bandwidth or

@@ -177,11 +177,11 @@ impl Residents {
         let n = changed.len();
         let mut next = current.update(changed, None)?;
         // A model that arrived after this repository was built (downloaded on first use).
-        if !next.has_semantic()
+        if !next.semantic.has_model()
             && let Ok(model) = self.model()
         {
             next.attach_semantic(model);
-            next.set_pending_hint("embedding in the background");
+            next.semantic.set_pending_hint("embedding in the background");
         }
         let next = Arc::new(next);
         resident.publish(next.clone());
@@ -198,7 +198,7 @@ impl Residents {
             reread = next.repo.timings.rebuilt,
             files = next.repo.graph.files.len(),
             nodes = next.repo.graph.nodes.len(),
-            to_embed = next.semantic_missing(),
+            to_embed = next.semantic.missing(),
             ms = t.elapsed().as_millis() as u64,
             "snapshot updated"
         );

@@ -400,9 +400,9 @@ impl Residents {
         match self.model() {
             Ok(model) => {
                 engine.attach_semantic(model);
-                engine.set_pending_hint("embedding in the background");
+                engine.semantic.set_pending_hint("embedding in the background");
             }
-            Err(why) => engine.semantic_unavailable(&why),
+            Err(why) => engine.semantic.unavailable(&why),
         }
         let g = &engine.repo.graph;
         tracing::info!(
@@ -416,7 +416,7 @@ impl Residents {
             link_ms = engine.timings.link.as_millis() as u64,
             lexical_ms = engine.timings.lexical.as_millis() as u64,
             deferred_tests = engine.deferred_tests(),
-            missing_vectors = engine.semantic_missing(),
+            missing_vectors = engine.semantic.missing(),
             "repository resident"
         );
         Ok(engine)

@@ -92,13 +92,13 @@ impl Residents {
         resident: &Arc<super::Resident>,
         engine: &Arc<fittok_engine::engine::Engine>,
     ) -> Option<Arc<fittok_engine::engine::Engine>> {
-        if engine.has_semantic() || !self.opts.semantic || self.model_dir().is_err() {
+        if engine.semantic.has_model() || !self.opts.semantic || self.model_dir().is_err() {
             return None;
         }
         self.model().ok()?;
         let _building = resident.building.lock().unwrap_or_else(|p| p.into_inner());
         let current = resident.snapshot().unwrap_or_else(|| engine.clone());
-        if current.has_semantic() {
+        if current.semantic.has_model() {
             return Some(current);
         }
         match self.apply(resident, &current, Default::default()) {

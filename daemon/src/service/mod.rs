@@ -203,7 +203,7 @@ impl Fittok for FittokService {
             // A model still downloading (first use): its bytes are the bar, then the snapshot
             // that gained semantics when it landed is the one embedded.
             let mut engine = engine;
-            if req.wait_semantic && !engine.has_semantic() {
+            if req.wait_semantic && !engine.semantic.has_model() {
                 while let Some((done, total)) = residents.download_progress() {
                     if tx.is_closed() || residents.is_stopping() {
                         break;
@@ -223,7 +223,7 @@ impl Fittok for FittokService {
                         residents.ensure(&path, None)
                     };
                     match again {
-                        Ok((_, next)) if next.has_semantic() => {
+                        Ok((_, next)) if next.semantic.has_model() => {
                             engine = next;
                             break;
                         }
@@ -231,11 +231,11 @@ impl Fittok for FittokService {
                     }
                 }
             }
-            while req.wait_semantic && engine.semantic_missing() > 0 {
+            while req.wait_semantic && engine.semantic.missing() > 0 {
                 if tx.is_closed() || residents.is_stopping() {
                     break;
                 }
-                let (done, total) = engine.semantic_counts();
+                let (done, total) = engine.semantic.counts();
                 send(
                     "embed",
                     done as u64,
@@ -253,13 +253,13 @@ impl Fittok for FittokService {
             {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            let note = engine.semantic_note().unwrap_or_else(|| {
+            let note = engine.semantic.note().unwrap_or_else(|| {
                 format!(
                     "semantic coverage {:.0}%",
-                    engine.semantic_coverage() * 100.0
+                    engine.semantic.coverage() * 100.0
                 )
             });
-            let (done, total) = engine.semantic_counts();
+            let (done, total) = engine.semantic.counts();
             send("done", done as u64, total as u64, note);
         });
         Ok(Response::new(Box::pin(
@@ -383,10 +383,10 @@ impl Fittok for FittokService {
                     files: g.map_or(0, |g| g.files.len() as u64),
                     nodes: g.map_or(0, |g| g.nodes.len() as u64),
                     edges: g.map_or(0, |g| g.edges.len() as u64),
-                    semantic_coverage: engine.as_ref().map_or(0.0, |e| e.semantic_coverage()),
+                    semantic_coverage: engine.as_ref().map_or(0.0, |e| e.semantic.coverage()),
                     semantic_priority_coverage: engine
                         .as_ref()
-                        .map_or(0.0, |e| e.semantic_priority_coverage()),
+                        .map_or(0.0, |e| e.semantic.priority_coverage()),
                     freshness: r.freshness(),
                     indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
                     last_used_ms: r.last_used_ms.load(Ordering::Relaxed),
@@ -394,7 +394,7 @@ impl Fittok for FittokService {
                     memory,
                     semantic_note: engine
                         .as_ref()
-                        .and_then(|e| e.semantic_note())
+                        .and_then(|e| e.semantic.note())
                         .unwrap_or_default(),
                 }
             })

@@ -146,7 +146,7 @@ pub fn answer_reply(
         confidence: answer.confidence,
         names_repo: answer.names_repo,
         matched: answer.matched,
-        semantic_coverage: engine.semantic_coverage(),
+        semantic_coverage: engine.semantic.coverage(),
         freshness: answer.provenance.freshness.clone(),
         text: answer.text,
         json,

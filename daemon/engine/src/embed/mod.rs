@@ -4,3 +4,4 @@
 pub use fittok_embed::*;
 
 pub mod semantic;
+pub mod state;

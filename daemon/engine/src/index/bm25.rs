@@ -407,8 +407,8 @@ pub fn query_terms(text: &str) -> Vec<(String, f32)> {
         .collect()
 }
 
-/// Extra weight of a title word in a multi-line question (dev benchmark, 4000 tokens: file
-/// recall 58.4 % without, 60.4 % at 1, 61.4 % at 2).
+/// Extra weight of a title word in a multi-line question: an issue's title states what is
+/// wrong, while its body adds logs, versions and steps whose words are everywhere.
 const TITLE_BOOST: f32 = 2.0;
 
 #[cfg(test)]

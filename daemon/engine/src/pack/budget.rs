@@ -13,8 +13,8 @@ const FRAME_TOKENS: usize = 70;
 const MAP_SHARE: (usize, usize) = (12, 300);
 const REFERENCED_SHARE: (usize, usize) = (8, 250);
 const POINTERS_SHARE: (usize, usize) = (6, 150);
-/// Rounds of select → lay out → count. Measured on the dev benchmark, answers settle within
-/// three; five bounds the cost of an unlucky question.
+/// Rounds of select → lay out → count. Answers mostly settle within three; five bounds the
+/// cost of an unlucky question.
 const ROUNDS: usize = 5;
 /// Unused tokens below this are not worth another round.
 const ENOUGH_SLACK: usize = 60;

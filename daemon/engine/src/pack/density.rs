@@ -22,14 +22,10 @@ const TOKENS_PER_LINE: f32 = 9.0;
 /// How candidates below the first are ordered when the model ranked them (`FITTOK_DENSITY`
 /// sets it, for tuning; `off` keeps the model's order).
 ///
-/// Measured on the three question sets (`scripts/eval/sets.sh`, semantic off, hunk recall at
-/// 1500 / 4000): history validation (other repositories' commits) 42.9 / 57.9 → 43.3 / 63.1,
-/// titles 28.2 / 44.0 → 28.7 / 43.1, full issues (mostly fusion) 33.0 / 55.0 / 63.6 (8000) →
-/// 34.4 / 54.5 / 64.1. Exponent 1 (floor 200): history 44.2 / 63.9, titles 28.2 / 42.1;
-/// exponent 0 (the probabilities' own order, without the fusion tie-breaks and directory
-/// interleaving of the rank-shaped order): history 37.8 / 59.2, titles 26.8 / 41.1 — the
-/// probabilities alone order worse than the ranking; weighed against cost they order better.
-/// Keeping 3 or 5 in place instead of 1: history 41.2 / 63.1.
+/// A model's probability says how likely a block holds what is asked, not what it costs: after
+/// the first, blocks are ordered by probability per token (dampened by `exponent`), so a small
+/// likely block is not pushed out by a large one barely more likely. The probabilities alone
+/// order worse than the rank-shaped order, which adds fusion's tie-breaks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DensityOrder {
     pub exponent: f32,

@@ -64,19 +64,16 @@ const CHEAP_HEADER_DIVISOR: usize = 40;
 const REST_CAP_FLOOR: usize = 400;
 /// The smallest cap of the first blocks, in tokens (never more than half the budget). A
 /// quarter of a small budget is too little to show even a medium function whole: at 1500
-/// tokens the best node got 375 and was cut. With 500 (a third), dev hunk recall at 1500,
-/// full issues / titles / history validation: 30.1 / 23.4 / 39.5 % → 30.6 / 25.8 / 42.5 %;
-/// larger budgets are unchanged (a third at 4000 cost a hunk there).
+/// tokens the best node got 375 and was cut. The floor matters only for small budgets; at
+/// 4000 a quarter is already more.
 const FIRST_CAP_FLOOR: usize = 500;
 
 /// How much of the budget one node may take: the first `first_n` blocks up to
 /// budget/`first_divisor` (at least [`FIRST_CAP_FLOOR`]), later ones up to
 /// budget/`rest_divisor` (`FITTOK_NODE_CAPS` sets it, for tuning).
 ///
-/// Measured on the dev benchmark (semantic off, 76 instances): against one cap of budget/4
-/// for every node, cutting blocks after the second to budget/8 (floor 400) kept hunk recall
-/// at 1500 and 4000 tokens (26.3, 44.0) and raised it at 8000 from 54.1 to 56.5: less
-/// confident nodes as excerpts let more candidates in. budget/12 cost at 4000.
+/// Later blocks get a smaller cap than the first: less confident nodes shown as excerpts let
+/// more candidates in, while the first, most likely, are shown whole.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NodeCaps {
     pub first_divisor: usize,
@@ -177,10 +174,8 @@ struct HeaderFiles {
 /// constants) is shown with their first block: the ones holding most of the score of the best
 /// `HEADER_POOL` ranked nodes, one per 2000 tokens of code budget (rounded; none under
 /// [`NO_HEADERS_UNDER`], two with no budget). A fix often touches the imports, and code reads
-/// differently once one knows what is in scope. Dev benchmark (76 instances), no headers → headers for the first blocks'
-/// files → these files: 1500 tokens 26.8 → 27.8 → 29.7 % hunk recall, 4000 44.0 → 46.9 →
-/// 49.3 (file recall 61.4 → 66.3 → 71.3), 8000 56.5 → 60.3 → 61.2 (pools of 20–40 nodes
-/// measure within 0.5). [`Tuning::headers`] overrides the count.
+/// differently once one knows what is in scope. Files chosen by score held more fixes than
+/// the first blocks' files. [`Tuning::headers`] overrides the count.
 fn header_files(
     g: &Graph,
     ranked: &[Ranked],
@@ -443,12 +438,10 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
                 choice = cx.window_within(node, limit, terms);
             }
             // A container too big for its outline would show its first lines: its doc, fields
-            // and first member, whatever the question. On the dev answers at 4000 tokens the 37
-            // class, impl and trait heads cost 15k tokens and held 2 hunks, against 0.45 per
-            // thousand tokens for whole functions; its members rank on their own, and it
-            // becomes a pointer. Not even as the first block (title-only questions at 4000:
-            // 49.3 → 49.8 %, dev and history unchanged): only when nothing else can be shown is
-            // the first such container's head the answer (below).
+            // and first member, whatever the question. Such heads cost many tokens and seldom
+            // hold what a question needs; its members rank on their own, and it becomes a
+            // pointer. Not even as the first block: only when nothing else can be shown is the
+            // first such container's head the answer (below).
             if def.kind.is_container() {
                 skipped_container.get_or_insert((node, r.score));
             } else if choice.is_none() {

@@ -26,8 +26,8 @@ pub struct QueryArgs {
     /// two seconds), or `full` (embed every node first).
     #[arg(long, value_enum, default_value_t = SemanticArg::Cached)]
     semantic: SemanticArg,
-    /// Which model orders the candidates: `auto` (the learned ranker for short questions,
-    /// reciprocal rank fusion for long ones), `learned` or `fusion`.
+    /// Which model orders the candidates: `auto` (the learned ranker in the languages it was
+    /// trained on, reciprocal rank fusion elsewhere), `learned` or `fusion`.
     #[arg(long, value_enum, default_value_t = RankerArg::Auto)]
     ranker: RankerArg,
     /// Print every candidate with the learned ranker's features as JSON instead of an answer
@@ -169,7 +169,7 @@ pub fn index(path: &Path, config: &DaemonConfig) -> Result<(), ServiceError> {
     );
     outln!(
         "semantic coverage {:.0}%",
-        engine.semantic_coverage() * 100.0
+        engine.semantic.coverage() * 100.0
     );
     // The next open (daemon or command) then only checks stamps. A cache that cannot take it
     // costs that speed-up, not this command.

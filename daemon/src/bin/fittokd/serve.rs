@@ -112,14 +112,6 @@ pub fn serve(args: ServeArgs, mut config: DaemonConfig) -> anyhow::Result<()> {
                 .map(|v| v != "0" && v != "false")
         })
         .unwrap_or(true);
-    // candle splits a matrix product over the current rayon pool only when this says more
-    // than 1; the embedder's own pools then decide: two threads for a question, one for the
-    // background embedder (which leaves a core to queries).
-    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
-        let threads = fittok_engine::embed::QUESTION_THREADS.to_string();
-        // SAFETY: no other thread exists yet.
-        unsafe { std::env::set_var("RAYON_NUM_THREADS", threads) };
-    }
     if config.source_of("FITTOK_EMBED_BATCH_THREADS") == "default" {
         Arc::make_mut(&mut config.engine).embed.batch_threads = 1;
     }
