@@ -643,6 +643,56 @@ fn a_vendored_library_is_skipped_with_its_reason_and_the_project_answers() {
     assert!(report.contains("vendored"), "not reported:\n{report}");
 }
 
+/// A C++ library that also ships its headers concatenated into one (nlohmann/json's
+/// `single_include/`) holds every definition twice: the copy is skipped, with its reason, and
+/// answers come from the real headers — also when the copy appears after the first answer.
+#[test]
+fn an_amalgamation_of_the_sources_is_skipped_and_the_sources_answer() {
+    let env = DaemonEnv::new("rel-amalgamation");
+    let repo = TempRepo::new("rel-amalgamation");
+    let part = |tag: &str| -> String {
+        (0..200)
+            .map(|i| {
+                format!(
+                    "inline int {tag}_step_{i}(int value_{i}) {{\n    return {tag}_table[value_{i} % {tag}_size] + {i};\n}}\n\n"
+                )
+            })
+            .collect()
+    };
+    let parts = ["lexer", "parser", "serializer"].map(|tag| (tag, part(tag)));
+    for (tag, text) in &parts {
+        repo.write(&format!("include/lib/{tag}.hpp"), format!("#pragma once\n\n{text}"));
+    }
+    repo.write(
+        "include/lib/reader.hpp",
+        "#pragma once\n\n/// Reads the next token with the lexer's escape table.\ninline int read_escaped_token(int escape) {\n    return lexer_step_7(escape);\n}\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let question = "read escaped token with the escape table";
+    let first = ok(&env.fittok(&["query", path, question, "--budget", "800"]));
+    assert!(first.contains("include/lib/reader.hpp"), "{first}");
+    // The library grows a function, and the copy is regenerated with it.
+    let reader = "#pragma once\n\n/// Reads the next token with the lexer's escape table.\ninline int read_escaped_token(int escape) {\n    return lexer_step_7(escape);\n}\n\n/// Reads a quoted token, unquoting it first.\ninline int read_quoted_token(int quote) {\n    return read_escaped_token(quote) + 1;\n}\n";
+    let whole: String = parts.iter().map(|(_, text)| text.as_str()).collect();
+    repo.write("single_include/lib.hpp", format!("{reader}{whole}"));
+    repo.write("include/lib/reader.hpp", reader);
+    let inspect = ok(&env.cmd("fittokd").args(["inspect", path]).output().unwrap());
+    assert!(inspect.contains("amalgamation"), "not reported:\n{inspect}");
+    // The daemon's update judges the copy as a fresh build does: once the new function
+    // shows, the update has landed.
+    let question = "read a quoted token, unquoting it";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let answer = loop {
+        let a = ok(&env.fittok(&["query", path, question, "--budget", "800"]));
+        if a.contains("read_quoted_token") || std::time::Instant::now() > deadline {
+            break a;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(answer.contains("include/lib/reader.hpp"), "{answer}");
+    assert!(!answer.contains("single_include"), "{answer}");
+}
+
 /// Exit statuses by class, through the real daemon and in process: a disk error is not a bad
 /// request (README: 5 the work failed, 1 bad request). The dead LLM endpoint (4) is in
 /// llm.rs.

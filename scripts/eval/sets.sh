@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The three question sets every ranking or packing change is measured on, in one command:
+# The five question sets every ranking or packing change is measured on, in one command:
 #   scripts/eval/sets.sh NAME FITTOKD [VAR=VALUE …]
 # runs `FITTOKD query --semantic off --budget N` through ../shared/eval's run.py and scores
 # each set with its score.py, printing hunk recall (file recall) per budget:
 #   dev    ../shared/eval/data/dev.jsonl, full issue texts, 1500 / 4000 / 8000
 #   title  the same issues, first line only (written to $EVAL_WORK/dev-title.jsonl), 1500 / 4000
 #   hist   bench/history-valid.jsonl (commits of the validation repositories), 1500 / 4000
+#   bugs   bench/bugs-valid.jsonl (bug reports of the validation repositories, title and body,
+#          with their fixes: `scripts/train/bugreports.py`'s validation split), 1500 / 4000
+#   more   ../shared/eval/data/dev-more.jsonl (C and C++ issues), 1500 / 4000 / 8000
 # VAR=VALUE pairs are set for the queries (tuning knobs such as FITTOK_NODE_CAPS).
-# SETS=dev,title (default all three) runs only those sets; ARGS='--ranker fusion' adds flags to
+# SETS=dev,title (default all five) runs only those sets; ARGS='--ranker fusion' adds flags to
 # every query (an ablation: each part of the ranking taken away in turn, `bench/results/dev.md`).
 # SEMANTIC=cached (default off) ranks with the vectors cached beforehand: embed every checkout
 # once with `FITTOKD query --semantic full` (vectors are cached by content, so a repository's
@@ -16,10 +19,10 @@
 # fetched under $EVAL_MIRRORS. Reports land in $EVAL_WORK/reports/NAME-SET.md; reruns resume
 # (delete $EVAL_WORK/runs/NAME-SET to start over).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,17p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,20p "$0"; exit 2; }
 name=$1 bin=$(realpath "$2"); shift 2
 semantic=${SEMANTIC:-off}
-sets=${SETS:-dev,title,hist}
+sets=${SETS:-dev,title,hist,bugs,more}
 args=${ARGS:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 eval_dir=$(cd "$root/../shared/eval" && pwd)
@@ -37,7 +40,8 @@ with open(sys.argv[2], "w") as out:
         out.write(json.dumps(d) + "\n")
 PY
 cd "$eval_dir"
-for set in "dev:data/dev.jsonl:1500,4000,8000" "title:$titles:1500,4000" "hist:$root/bench/history-valid.jsonl:1500,4000"; do
+for set in "dev:data/dev.jsonl:1500,4000,8000" "title:$titles:1500,4000" "hist:$root/bench/history-valid.jsonl:1500,4000" \
+           "bugs:$root/bench/bugs-valid.jsonl:1500,4000" "more:data/dev-more.jsonl:1500,4000,8000"; do
   IFS=: read -r tag data budgets <<< "$set"
   [[ ",$sets," == *",$tag,"* ]] || continue
   env "$@" "$py" run.py --data "$data" --tools ours --run "$name-$tag" --budgets "$budgets" \

@@ -406,6 +406,9 @@ def fit(args) -> None:
     print("top features by gain: " + ", ".join(f"{n} {g:.0f}" for n, g in imp[:12]), file=sys.stderr)
     meta = {
         "trained_on": sorted({i[0].rsplit("-", 1)[0] for i in tr}),
+        # The daemon ranks with the model only in repositories of these languages: elsewhere
+        # its trees split on feature values they never saw (`rank::learned::Model::knows`).
+        "languages": sorted({i[1] for i in tr}),
         "validated_on": sorted({i[0].rsplit("-", 1)[0] for i in va}),
         "instances": {"train": len(tr), "valid": len(va)},
         "best_iteration": [bo.best_iteration for bo in boosters],

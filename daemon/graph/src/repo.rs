@@ -278,7 +278,7 @@ pub fn build_with_sources(
         skipped: listing.skipped,
         errors: listing.errors,
     };
-    let mut kept: Vec<(Arc<ParsedFile>, Arc<[u8]>, FileStamp)> = Vec::new();
+    let mut kept: Vec<KeptFile> = Vec::new();
     let mut to_read = Vec::new();
     let defer_tests = opts.defer_tests_over.is_some_and(|min| {
         let test_bytes: u64 = listing
@@ -318,6 +318,7 @@ pub fn build_with_sources(
                 .push((listed.path.clone(), Some(listed.lang), reason)),
         }
     }
+    drop_amalgamations(&mut report, &mut kept);
     report.skipped.sort();
     let t1 = Instant::now();
     if let Some(p) = opts.progress {
@@ -384,6 +385,62 @@ pub fn build_with_sources(
         deferred_tests,
     };
     Ok((repo, sources))
+}
+
+/// A file of the previous build reused as it was: its parse, bytes and stamp.
+type KeptFile = (Arc<ParsedFile>, Arc<[u8]>, FileStamp);
+
+/// Moves the amalgamations among the files just read and those kept from the previous build
+/// to `report.skipped` ([`crate::walk::copies`]): whether a file is one depends on the others,
+/// so both are judged together, on every build and update alike.
+fn drop_amalgamations(
+    report: &mut WalkReport,
+    kept: &mut Vec<KeptFile>,
+) {
+    use crate::walk::copies::{File, copies};
+    let read_count = report.files.len();
+    let files: Vec<File<'_>> = report
+        .files
+        .iter()
+        .map(|f| File {
+            lang: f.lang,
+            bytes: &f.bytes,
+        })
+        .chain(kept.iter().map(|(p, source, _)| File {
+            lang: p.lang,
+            bytes: source,
+        }))
+        .collect();
+    let found: HashSet<usize> = copies(&files).into_iter().collect();
+    drop(files);
+    if found.is_empty() {
+        return;
+    }
+    let mut dropped = Vec::new();
+    let mut i = 0;
+    report.files.retain(|f| {
+        let copy = found.contains(&i);
+        i += 1;
+        if copy {
+            dropped.push((f.path.clone(), f.lang));
+        }
+        !copy
+    });
+    let mut i = read_count;
+    kept.retain(|(p, _, _)| {
+        let copy = found.contains(&i);
+        i += 1;
+        if copy {
+            dropped.push((p.path.clone(), p.lang));
+        }
+        !copy
+    });
+    tracing::debug!(files = ?dropped, "amalgamations of the project's sources skipped");
+    report.skipped.extend(
+        dropped
+            .into_iter()
+            .map(|(path, lang)| (path, Some(lang), crate::walk::SkipReason::Amalgamation)),
+    );
 }
 
 impl RepoGraph {

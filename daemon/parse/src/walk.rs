@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::Lang;
 
+pub mod copies;
 mod vendored;
 
 /// Directories that hold vendored or generated code, never the project's own.
@@ -93,6 +94,8 @@ pub enum SkipReason {
     Secret,
     /// A library copied into the project (see [`vendored`]).
     Vendored,
+    /// One file concatenating the project's own sources (see [`copies`]).
+    Amalgamation,
 }
 
 impl SkipReason {
@@ -106,6 +109,7 @@ impl SkipReason {
             SkipReason::SymlinkOutside => "symlink",
             SkipReason::Secret => "secret file",
             SkipReason::Vendored => "vendored",
+            SkipReason::Amalgamation => "amalgamation",
         }
     }
 }

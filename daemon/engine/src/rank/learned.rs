@@ -6,13 +6,15 @@
 //! The model is a small JSON file compiled into the binary (`daemon/engine/assets/ranker.json`).
 //! Invariant: a model is only used when it names exactly the features this build computes,
 //! in the same order; otherwise [`model`] is `None` and ranking falls back to reciprocal rank
-//! fusion, with a warning.
+//! fusion, with a warning. A model ranks only the languages it was trained on
+//! ([`Model::knows`]).
 
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 
 use super::features;
+use crate::model::Lang;
 
 /// One tree as the model file holds it: internal node `i` tests
 /// `x[feature[i]] <= threshold[i]`; a child `c >= 0` is an internal node, `c < 0` is leaf `!c`.
@@ -37,6 +39,16 @@ struct ModelFile {
     features: Vec<String>,
     trees: Vec<Tree>,
     calibration: Calibration,
+    #[serde(default)]
+    meta: Meta,
+}
+
+/// What the training script records of the model; only the languages are read.
+#[derive(Debug, Default, Deserialize)]
+struct Meta {
+    /// The languages of the training instances (`Lang::name`, TSX counting as TypeScript);
+    /// absent in a model file that does not say, which is then taken to know every language.
+    languages: Option<Vec<String>>,
 }
 
 /// One node of the compiled forest: a split sends `x` to `next[0]` when
@@ -60,6 +72,7 @@ pub struct Model {
     /// Per tree: its root's index and its depth.
     roots: Vec<(u32, u32)>,
     calibration: Calibration,
+    languages: Option<Vec<String>>,
 }
 
 /// How many candidates walk a tree side by side.
@@ -88,6 +101,7 @@ impl Model {
             nodes: Vec::new(),
             roots: Vec::with_capacity(m.trees.len()),
             calibration: m.calibration,
+            languages: m.meta.languages,
         };
         for (i, t) in m.trees.iter().enumerate() {
             let n = t.feature.len();
@@ -154,6 +168,19 @@ impl Model {
     }
 
     /// The model's raw score (a sum over trees).
+    /// Whether the model was trained on code in `lang`. Its trees split on the feature values
+    /// of those languages' repositories; in another language's (C, C++ and the languages
+    /// without mined training data) they are out of their domain, and fusion ranks better.
+    pub fn knows(&self, lang: Lang) -> bool {
+        let name = match lang {
+            Lang::Tsx => Lang::TypeScript.name(),
+            other => other.name(),
+        };
+        self.languages
+            .as_ref()
+            .is_none_or(|known| known.iter().any(|k| k == name))
+    }
+
     pub fn raw(&self, x: &[f32; features::N]) -> f32 {
         self.roots.iter().map(|&r| self.tree(r, x)).sum()
     }
@@ -245,6 +272,26 @@ mod tests {
 
     fn names() -> String {
         serde_json::to_string(features::NAMES).unwrap()
+    }
+
+    #[test]
+    fn a_model_knows_the_languages_it_was_trained_on() {
+        let with = |meta: &str| {
+            Model::parse(&format!(
+                r#"{{"features":{},"calibration":{{"a":1.0,"b":0.0}},"trees":[]{meta}}}"#,
+                names()
+            ))
+            .unwrap()
+        };
+        let m = with(r#","meta":{"languages":["python","typescript"]}"#);
+        assert!(m.knows(Lang::Python) && m.knows(Lang::TypeScript) && m.knows(Lang::Tsx));
+        assert!(!m.knows(Lang::Cpp) && !m.knows(Lang::Ruby));
+        // A model file that does not say is taken to know every language.
+        assert!(with("").knows(Lang::Cpp) && with(r#","meta":{}"#).knows(Lang::Cpp));
+        // The shipped model saw no C or C++.
+        let shipped = model().expect("the shipped model fits this build");
+        assert!(shipped.knows(Lang::Python) && shipped.knows(Lang::Rust));
+        assert!(!shipped.knows(Lang::C) && !shipped.knows(Lang::Cpp));
     }
 
     #[test]

@@ -28,10 +28,9 @@ const RRF_K: f32 = 60.0;
 const LEARNED_RANK_K: f32 = 10.0;
 /// How much the fusion order still counts beside the learned one.
 const FUSION_SHARE: f32 = 1.0;
-/// How much the semantic order counts beside the learned one, when vectors exist. Dev benchmark,
-/// `--semantic cached`, hunk recall at 1500 / 4000 (dev full issues, titles, history
-/// validation): 0.25: 34.0 / 55.5, 30.1 / 45.9, 39.1 / 60.9; 0.5: 34.0 / 56.0, 30.6 / 46.9,
-/// 39.5 / 61.4; 1: 35.4 / 55.5, 30.6 / 46.4, 36.9 / 60.5.
+/// How much the semantic order counts beside the learned one, when vectors exist: enough to
+/// lift a paraphrase's answer, not so much that vectors outvote the model's own order (the
+/// shares measured are in `bench/results/dev.md`, "the figures behind the constants").
 const SEMANTIC_SHARE: f32 = 0.5;
 /// Questions with more distinct terms than this are "long" (see the semantic signal).
 const LONG_QUESTION_TERMS: usize = 40;
@@ -48,8 +47,8 @@ const LONG_QUESTION_MENTION_BOOST: f32 = 1.5;
 /// How deep each signal's ranking goes into the candidate pool.
 const SIGNAL_DEPTH: usize = 150;
 /// Nodes from the personalised PageRank that join the pool (the best hits' neighbourhood).
-/// On the dev benchmark, deeper or heavier graph ranks displaced lexical hits: at 4000 tokens
-/// weight 1 over 40 nodes gave 31.1 % hunk recall, weight 0 gave 41.1 %, 0.3 over 15 41.6 %.
+/// Few: the walk's neighbours are evidence at one remove, and deeper or heavier graph ranks
+/// displaced the lexical hits the question itself points to.
 const GRAPH_DEPTH: usize = 15;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -183,9 +182,6 @@ impl Intent {
 /// question names (or whose cited line it quotes) is the surest evidence there is, and the
 /// code it calls is often where the fix goes, yet as one list among three it weighed little
 /// and the code writing a named identifier (its users, found in the content index) not at all.
-/// Dev benchmark, hunk recall at 1500 / 4000 (full issues; titles; history validation): 38.8 /
-/// 58.4, 30.1 / 45.9, 43.8 / 65.2 without it; 38.3 / 58.9, 30.6 / 46.4, 45.5 / 66.1 with it
-/// (at weights 0.5 and 2 instead of 1, within a hunk of these).
 fn walk_seeds<'a>(n: usize, lists: impl IntoIterator<Item = &'a [u32]>) -> Vec<f32> {
     let mut teleport = vec![0.0f32; n];
     for list in lists {
@@ -207,18 +203,18 @@ const WALK_SEEDS: usize = 30;
 /// (`bench/results/dev.md` keeps the comparison, and `--ranker learned` repeats it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Ranker {
-    /// The learned ranker for questions of at most [`LONG_QUESTION_TERMS`] query terms (with
-    /// vectors, the semantic order joins the model's at [`SEMANTIC_SHARE`]: the model never saw
-    /// them in training); reciprocal rank fusion for longer ones, and for questions no node
-    /// matches lexically (only vectors can rank a paraphrase).
+    /// The learned ranker in repositories of a language it was trained on ([`learned::Model::knows`];
+    /// with vectors, the semantic order joins the model's at [`SEMANTIC_SHARE`]: the model
+    /// never saw them in training); reciprocal rank fusion in other languages, and for
+    /// questions no node matches lexically (only vectors can rank a paraphrase).
     #[default]
     Auto,
     /// The learned ranker ([`learned`]) over every signal's features, blended with the fusion
     /// order; reciprocal rank fusion when the shipped model does not fit this build.
     Learned,
     /// Reciprocal rank fusion of the signals (k = 60), with tests and docs demoted. Regions
-    /// (code outside definitions) are left to the learned ranker: fused with the other
-    /// signals they cost recall at 4000 tokens (50.7 → 48.3 %).
+    /// (code outside definitions) are left to the learned ranker: fusion cannot weigh a
+    /// region's lexical hit against its definitions', and fused in they cost recall.
     Fusion,
 }
 
@@ -280,10 +276,8 @@ fn signals<'a>(
     // Each list holds only nodes that score above zero.
     let lexical_evidence = !(content.is_empty() && summary.is_empty() && mention.is_empty());
     // A long question (an issue with logs and tracebacks) is rich in words and names, and one
-    // 256-token embedding of it is diluted: on the dev benchmark the semantic signal cost
-    // recall there at every weight tried (24 instances at 4000 tokens: 50.0 % hunk recall
-    // without it; 39.2 % fused at weight 1, 43.2 % re-ranking the lexical pool, 45.9 % at
-    // weight 0.2). A short question may be a paraphrase sharing no word with the code, which
+    // 256-token embedding of it is diluted: the semantic signal cost recall there at every
+    // weight tried. A short question may be a paraphrase sharing no word with the code, which
     // only the semantic signal can bridge: there it ranks every node.
     let semantic = semantic.filter(|_| !is_long_question(terms)).map(|s| {
         let clean: Vec<f32> = s
@@ -420,6 +414,27 @@ fn demote(g: &Graph, r: &mut Ranked, intent: Intent, terms: &[(String, f32)], me
     }
 }
 
+/// The language most of the repository's definitions are in (prose aside): what decides
+/// whether the learned model knows the repository.
+fn main_language(g: &Graph) -> Option<crate::model::Lang> {
+    let mut counts: Vec<(crate::model::Lang, usize)> = Vec::new();
+    for (f, file) in g.files.iter().enumerate() {
+        if file.lang == crate::model::Lang::Markdown {
+            continue;
+        }
+        let nodes = (g.file_start[f + 1] - g.file_start[f]) as usize;
+        match counts.iter_mut().find(|(l, _)| *l == file.lang) {
+            Some((_, n)) => *n += nodes,
+            None => counts.push((file.lang, nodes)),
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(_, n)| n)
+        .filter(|&(_, n)| n > 0)
+        .map(|(lang, _)| lang)
+}
+
 fn sorted(mut out: Vec<Ranked>) -> Vec<Ranked> {
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
     out
@@ -509,12 +524,14 @@ pub fn rank(
     let s = signals(g, ix, question, terms, evidence, tuning);
     let model = match ranker {
         Ranker::Learned => learned::model(),
-        // Short questions, where the model was trained. With vectors the model still orders the
-        // lexical candidates and semantics join its order afterwards: the model never saw
-        // vectors, and fused with them instead it lost its own order's precision.
-        // A question with no lexical evidence at all (a paraphrase) leaves the model only the
-        // candidates' shapes to go on; semantics alone can rank there, and fusion lets them.
-        Ranker::Auto if !is_long_question(terms) && s.lexical_evidence => learned::model(),
+        // Questions short and long (issue texts are in its training data), in the languages
+        // it was trained on. With vectors the model still orders the lexical candidates and
+        // semantics join its order afterwards: the model never saw vectors, and fused with
+        // them instead it lost its own order's precision. A question with no lexical evidence
+        // at all (a paraphrase) leaves the model only the candidates' shapes to go on;
+        // semantics alone can rank there, and fusion lets them.
+        Ranker::Auto if s.lexical_evidence => learned::model()
+            .filter(|m| main_language(g).is_none_or(|lang| m.knows(lang))),
         Ranker::Auto | Ranker::Fusion => None,
     };
     let Some(model) = model else {
