@@ -854,16 +854,19 @@ impl Engine {
             &ranked,
             q.budget,
             |selection| {
-                answer(RenderInput {
-                    g,
-                    sources: &self.sources,
-                    ranked: &ranked,
-                    selection,
-                    provenance: provenance.clone(),
-                    budget: q.budget,
-                    enc: q.encoding,
-                    show_savings: q.show_savings,
-                    changed: &changed,
+                crate::pack::fit_frame(q.budget, q.encoding, |frame| {
+                    answer(RenderInput {
+                        g,
+                        sources: &self.sources,
+                        ranked: &ranked,
+                        selection: selection.clone(),
+                        frame,
+                        provenance: provenance.clone(),
+                        budget: q.budget,
+                        enc: q.encoding,
+                        show_savings: q.show_savings,
+                        changed: &changed,
+                    })
                 })
             },
             |a| a.tokens,

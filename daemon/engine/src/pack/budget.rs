@@ -2,9 +2,15 @@
 //! signatures, pointers) leaves. That text depends on what is selected, so packing runs a few
 //! rounds — select, lay out, count — shrinking the code's share when the answer overshoots and
 //! growing it when reserves went unused, and keeps the fullest answer that fits.
+//!
+//! Invariant: this module is the one place a budget is enforced. Each round's layout is fitted
+//! by [`fit_frame`] (fewer map files, signatures, pointers or blocks until the text fits, the
+//! text cut as a last resort); rendering shows what it is given and never trims.
 
 use super::{Packer, Selection};
 use crate::rank::Ranked;
+use crate::render::{Answer, Frame};
+use crate::tokens::Encoding;
 
 /// Provenance line and reading note, in tokens.
 const FRAME_TOKENS: usize = 70;
@@ -91,6 +97,66 @@ pub fn fit_answer<A>(
         // ROUNDS > 0: a round always leaves one or the other.
         (None, None) => lay_out(packer.select(ranked, code_budget)),
     }
+}
+
+/// The next smaller frame after `shown` overshot: the least valuable part goes first —
+/// referenced signatures and pointers down to three, then map files down to three, then the
+/// rest of the signatures and pointers, then blocks down to one, then the map. `None` when
+/// nothing is left to drop.
+fn smaller(shown: &Answer) -> Option<Frame> {
+    let mut f = Frame {
+        map: shown.map.len(),
+        refs: shown.references.len(),
+        pointers: shown.pointers.len(),
+        blocks: shown.nodes.len(),
+    };
+    if f.refs > 3 {
+        f.refs -= 1;
+    } else if f.pointers > 3 {
+        f.pointers -= 1;
+    } else if f.map > 3 {
+        f.map -= 1;
+    } else if f.refs > 0 {
+        f.refs -= 1;
+    } else if f.pointers > 0 {
+        f.pointers -= 1;
+    } else if f.blocks > 1 {
+        f.blocks -= 1;
+    } else if f.map > 0 {
+        f.map -= 1;
+    } else {
+        return None;
+    }
+    Some(f)
+}
+
+/// Renders one selection (`render` shows what a [`Frame`] allows) in the largest frame whose
+/// answer fits `budget` (0 = no cap). When even the barest frame does not fit (a budget
+/// smaller than the provenance line and one block), the text itself is cut to the budget and
+/// the answer lists nothing as shown. This and [`fit_answer`]'s rounds are where the budget is
+/// enforced; rendering only reports what it wrote.
+pub fn fit_frame(budget: usize, enc: Encoding, mut render: impl FnMut(Frame) -> Answer) -> Answer {
+    let mut a = render(Frame::for_budget(budget));
+    if budget == 0 {
+        return a;
+    }
+    while a.tokens > budget {
+        match smaller(&a) {
+            Some(frame) => a = render(frame),
+            None => break,
+        }
+    }
+    if a.tokens > budget {
+        a.text = crate::tokens::truncate(enc, &a.text, budget);
+        a.tokens = crate::tokens::count(enc, &a.text);
+        a.nodes.clear();
+        a.inside_whole.clear();
+        a.references.clear();
+        a.pointers.clear();
+        a.map.clear();
+    }
+    debug_assert!(a.tokens <= budget, "{} tokens over a budget of {budget}", a.tokens);
+    a
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ mod comments;
 mod ctx;
 mod density;
 
-pub use budget::{first_code_budget, fit_answer};
+pub use budget::{first_code_budget, fit_answer, fit_frame};
 pub use density::DensityOrder;
 
 /// At most this many `→ id` pointers follow the blocks.
@@ -122,6 +122,7 @@ pub struct Block {
     pub score: f32,
 }
 
+#[derive(Clone)]
 pub struct Selection {
     pub blocks: Vec<Block>,
     /// Relevant nodes not shown, best first, with their whole-block token loads.

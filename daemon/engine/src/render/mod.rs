@@ -219,12 +219,47 @@ pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) ->
     out
 }
 
+/// How much an answer shows around and of its code: at most this many map files, referenced
+/// signatures and pointers, and this many of the selection's blocks. Rendering shows what the
+/// frame allows; fitting the budget is packing's ([`crate::pack::fit_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub map: usize,
+    pub refs: usize,
+    pub pointers: usize,
+    pub blocks: usize,
+}
+
+impl Frame {
+    /// The frame a budget buys: one map file, reference and pointer per 1000 tokens (at most
+    /// 8), never fewer than the floors, and every block. Every token of frame is a token less
+    /// of code, and code is what holds a fix: a denser frame measured worse at every budget,
+    /// a sparser one lost the map's pointers to the files the code did not reach.
+    pub fn for_budget(budget: usize) -> Frame {
+        let size = |max: usize, min: usize| {
+            if budget == 0 {
+                max
+            } else {
+                (budget / 1000).clamp(min, max)
+            }
+        };
+        Frame {
+            map: size(MAP_FILES, MIN_MAP_FILES),
+            refs: size(MAX_REFERENCED, MIN_REFERENCES),
+            pointers: size(crate::pack::MAX_POINTERS, MIN_REFERENCES),
+            blocks: usize::MAX,
+        }
+    }
+}
+
 pub struct RenderInput<'a> {
     pub g: &'a Graph,
     pub sources: &'a Sources,
     pub ranked: &'a [Ranked],
     pub selection: Selection,
+    pub frame: Frame,
     pub provenance: Provenance,
+    /// The budget the answer was asked for (0 = no cap), as the answer reports it.
     pub budget: usize,
     pub enc: Encoding,
     pub show_savings: bool,
@@ -330,13 +365,15 @@ fn compose(
     s
 }
 
-/// Renders the answer, trimming until the whole text fits the budget (0 = no cap).
+/// Renders the answer within `input.frame`. The header states the text's own token count, so
+/// the text is re-rendered until that count is a fixed point.
 pub fn answer(input: RenderInput) -> Answer {
     let RenderInput {
         g,
         sources,
         ranked,
         selection,
+        frame,
         provenance,
         budget,
         enc,
@@ -344,23 +381,14 @@ pub fn answer(input: RenderInput) -> Answer {
         changed,
     } = input;
     let mut blocks = selection.blocks;
-    // The frame grows with the budget: one map file, reference and pointer per 1000 tokens (at
-    // most 8), never fewer than the floors. Every token of frame is a token less of code, and
-    // code is what holds a fix: a denser frame measured worse at every budget, a sparser one
-    // lost the map's pointers to the files the code did not reach (`bench/results/dev.md`).
-    let frame = |max: usize, min: usize| {
-        if budget == 0 {
-            max
-        } else {
-            (budget / 1000).clamp(min, max)
-        }
-    };
-    let mut map = map_entries(g, ranked, frame(MAP_FILES, MIN_MAP_FILES));
-    let mut refs = referenced(g, sources, &blocks, frame(MAX_REFERENCED, MIN_REFERENCES));
-    let mut pointers: Vec<Pointer> = selection
+    // References and the files read whole are those of every selected block, whatever the
+    // frame keeps of them.
+    let map = map_entries(g, ranked, frame.map);
+    let refs = referenced(g, sources, &blocks, frame.refs);
+    let pointers: Vec<Pointer> = selection
         .pointers
         .iter()
-        .take(frame(crate::pack::MAX_POINTERS, MIN_REFERENCES))
+        .take(frame.pointers)
         .map(|&(n, t)| Pointer {
             id: node_id(g, n),
             tokens: t,
@@ -377,59 +405,27 @@ pub fn answer(input: RenderInput) -> Answer {
             .map(|&f| count(enc, &String::from_utf8_lossy(&sources[f as usize])))
             .sum()
     });
+    blocks.truncate(frame.blocks);
     let mut tokens = 0;
     let mut text = String::new();
-    // Each pass drops the least valuable part until the text fits. The header states the
-    // text's own token count, so the text is re-rendered until that count is a fixed point.
-    for _ in 0..200 {
-        let map_text = render_map(&map);
-        let code = code_text(g, &blocks, changed);
-        for _ in 0..4 {
-            let savings = whole_files_tokens.map(|whole| (tokens, whole));
-            text = compose(
-                &provenance,
-                tokens,
-                &map_text,
-                &code,
-                &refs,
-                &pointers,
-                savings,
-            );
-            let measured = count(enc, &text);
-            if measured == tokens {
-                break;
-            }
-            tokens = measured;
-        }
-        if budget == 0 || tokens <= budget {
+    let map_text = render_map(&map);
+    let code = code_text(g, &blocks, changed);
+    for _ in 0..4 {
+        let savings = whole_files_tokens.map(|whole| (tokens, whole));
+        text = compose(
+            &provenance,
+            tokens,
+            &map_text,
+            &code,
+            &refs,
+            &pointers,
+            savings,
+        );
+        let measured = count(enc, &text);
+        if measured == tokens {
             break;
         }
-        if refs.len() > 3 {
-            refs.pop();
-        } else if pointers.len() > 3 {
-            pointers.pop();
-        } else if map.len() > 3 {
-            map.pop();
-        } else if !refs.is_empty() {
-            refs.pop();
-        } else if !pointers.is_empty() {
-            pointers.pop();
-        } else if blocks.len() > 1 {
-            blocks.pop();
-        } else if !map.is_empty() {
-            map.pop();
-        } else {
-            break;
-        }
-    }
-    // A budget smaller than the answer's frame: cut the text itself, so the budget holds.
-    if budget > 0 && tokens > budget {
-        text = crate::tokens::truncate(enc, &text, budget);
-        tokens = count(enc, &text);
-        blocks.clear();
-        refs.clear();
-        pointers.clear();
-        map.clear();
+        tokens = measured;
     }
     let nodes = blocks
         .iter()
