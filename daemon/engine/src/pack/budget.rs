@@ -99,6 +99,9 @@ pub fn fit_answer<A>(
     }
 }
 
+/// One part of a frame, to be narrowed.
+type FramePart = fn(&mut Frame) -> &mut usize;
+
 /// The next smaller frame after `shown` overshot: the least valuable part goes first —
 /// referenced signatures and pointers down to three, then map files down to three, then the
 /// rest of the signatures and pointers, then blocks down to one, then the map. `None` when
@@ -110,24 +113,24 @@ fn smaller(shown: &Answer) -> Option<Frame> {
         pointers: shown.pointers.len(),
         blocks: shown.nodes.len(),
     };
-    if f.refs > 3 {
-        f.refs -= 1;
-    } else if f.pointers > 3 {
-        f.pointers -= 1;
-    } else if f.map > 3 {
-        f.map -= 1;
-    } else if f.refs > 0 {
-        f.refs -= 1;
-    } else if f.pointers > 0 {
-        f.pointers -= 1;
-    } else if f.blocks > 1 {
-        f.blocks -= 1;
-    } else if f.map > 0 {
-        f.map -= 1;
-    } else {
-        return None;
+    // (part, the count it keeps at this step), in the order parts go.
+    let steps: [(FramePart, usize); 7] = [
+        (|f| &mut f.refs, 3),
+        (|f| &mut f.pointers, 3),
+        (|f| &mut f.map, 3),
+        (|f| &mut f.refs, 0),
+        (|f| &mut f.pointers, 0),
+        (|f| &mut f.blocks, 1),
+        (|f| &mut f.map, 0),
+    ];
+    for (part, keeps) in steps {
+        let n = part(&mut f);
+        if *n > keeps {
+            *n -= 1;
+            return Some(f);
+        }
     }
-    Some(f)
+    None
 }
 
 /// Renders one selection (`render` shows what a [`Frame`] allows) in the largest frame whose
@@ -161,7 +164,61 @@ pub fn fit_frame(budget: usize, enc: Encoding, mut render: impl FnMut(Frame) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::first_code_budget;
+    use super::{first_code_budget, smaller};
+    use crate::render::{Answer, Frame, MapEntry, Pointer, Provenance};
+
+    /// An answer showing `map` files, `pointers` pointers and nothing else: `smaller` reads
+    /// only the lengths of what was shown.
+    fn shown(map: usize, pointers: usize) -> Answer {
+        Answer {
+            text: String::new(),
+            tokens: 0,
+            budget: 0,
+            provenance: Provenance {
+                repo: String::new(),
+                freshness: String::new(),
+                semantic_coverage: 0.0,
+                semantic_note: None,
+                already_shown: Vec::new(),
+                files: 0,
+            },
+            map: (0..map)
+                .map(|_| MapEntry {
+                    path: String::new(),
+                    names: Vec::new(),
+                })
+                .collect(),
+            nodes: Vec::new(),
+            inside_whole: Vec::new(),
+            references: Vec::new(),
+            pointers: (0..pointers)
+                .map(|_| Pointer {
+                    id: String::new(),
+                    tokens: 0,
+                })
+                .collect(),
+            whole_files_tokens: None,
+            confidence: 0.0,
+            names_repo: false,
+            matched: true,
+            ranking: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_frame_narrows_pointers_to_three_then_the_map_then_the_rest() {
+        let frame = |map, pointers| Frame {
+            map,
+            refs: 0,
+            pointers,
+            blocks: 0,
+        };
+        assert_eq!(smaller(&shown(5, 5)), Some(frame(5, 4)));
+        assert_eq!(smaller(&shown(5, 3)), Some(frame(4, 3)));
+        assert_eq!(smaller(&shown(3, 3)), Some(frame(3, 2)));
+        assert_eq!(smaller(&shown(3, 0)), Some(frame(2, 0)));
+        assert_eq!(smaller(&shown(0, 0)), None);
+    }
 
     #[test]
     fn the_code_gets_most_of_a_budget_and_at_least_half() {
