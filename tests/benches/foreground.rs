@@ -12,7 +12,8 @@
 //! `*.py` or `*.go` file listed), each appending a function with a new name, timed until a
 //! query shows it. The model-present mode reports how much was embedded during its
 //! measurements, to show the embedder was working. `DAEMONS=a/fittokd,b/fittokd` repeats both
-//! modes per daemon binary (a baseline beside the build under test).
+//! modes per daemon binary (a baseline beside the build under test). On Linux each mode also
+//! reports the daemon's RSS after the first answer and at the end, and its peak (VmHWM).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,6 +86,23 @@ impl Env {
     }
 }
 
+/// The daemon's (resident, peak resident) MB, read from /proc: Linux only.
+fn memory_mb(env: &Env) -> Option<(u64, u64)> {
+    let s: serde_json::Value = serde_json::from_str(&env.run(&["status", "--json"])).ok()?;
+    let pid = s["pid"].as_u64()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |key: &str| -> Option<u64> {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    Some((field("VmRSS:")? / 1024, field("VmHWM:")? / 1024))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -94,6 +112,8 @@ struct Figures {
     first_s: f64,
     query_p50_ms: f64,
     save_visible_ms: f64,
+    /// RSS after the first answer, RSS at the end, peak RSS (MB), as one cell.
+    memory: String,
     note: String,
 }
 
@@ -126,6 +146,7 @@ fn measure(
     let t = Instant::now();
     env.run(&["query", "--code", path, QUESTIONS[0], "--budget", "2000"]);
     let first_s = t.elapsed().as_secs_f64();
+    let rss_first = memory_mb(&env).map(|(rss, _)| rss);
     // Measure while the embedder works: wait until its first vectors land (the model loads
     // after the first answer).
     let waited = Instant::now();
@@ -189,9 +210,14 @@ fn measure(
     } else {
         "no model".to_string()
     };
+    let memory = match (rss_first, memory_mb(&env)) {
+        (Some(first), Some((end, peak))) => format!("{first} / {end} / {peak} MB"),
+        _ => "–".to_string(),
+    };
     let _ = env.cmd(&["daemon", "stop"]).output();
     let _ = std::fs::remove_dir_all(&work);
     Figures {
+        memory,
         first_s,
         query_p50_ms: median(lat),
         save_visible_ms: median(visible),
@@ -254,15 +280,15 @@ fn main() {
         edit.display()
     );
     println!(
-        "| daemon | model | first answer | warm query p50 | save → visible (median) | embedder |"
+        "| daemon | model | first answer | warm query p50 | save → visible (median) | RSS first / end / peak | embedder |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for daemon in &daemons {
         let mut row = Vec::new();
         for with_model in [false, true] {
             let f = measure(&copy, &edit, daemon, with_model, runs, edits);
             println!(
-                "| {} | {} | {:.2} s | {:.1} ms | {:.0} ms | {} |",
+                "| {} | {} | {:.2} s | {:.1} ms | {:.0} ms | {} | {} |",
                 daemon.display(),
                 if with_model {
                     "present, embedding"
@@ -272,12 +298,13 @@ fn main() {
                 f.first_s,
                 f.query_p50_ms,
                 f.save_visible_ms,
+                f.memory,
                 f.note
             );
             row.push(f);
         }
         println!(
-            "| {} | ratio present/absent | | {:.2} | {:.2} | |",
+            "| {} | ratio present/absent | | {:.2} | {:.2} | | |",
             daemon.display(),
             row[1].query_p50_ms / row[0].query_p50_ms,
             row[1].save_visible_ms / row[0].save_visible_ms
