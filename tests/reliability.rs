@@ -661,7 +661,10 @@ fn an_amalgamation_of_the_sources_is_skipped_and_the_sources_answer() {
     };
     let parts = ["lexer", "parser", "serializer"].map(|tag| (tag, part(tag)));
     for (tag, text) in &parts {
-        repo.write(&format!("include/lib/{tag}.hpp"), format!("#pragma once\n\n{text}"));
+        repo.write(
+            &format!("include/lib/{tag}.hpp"),
+            format!("#pragma once\n\n{text}"),
+        );
     }
     repo.write(
         "include/lib/reader.hpp",

@@ -253,13 +253,20 @@ fn logs_an_experiment(comment: &str) -> bool {
 
 #[test]
 fn code_comments_say_why_not_what_was_measured() {
-    assert!(logs_an_experiment("/// dev benchmark, 4000 tokens: 58.4 % without"));
+    assert!(logs_an_experiment(
+        "/// dev benchmark, 4000 tokens: 58.4 % without"
+    ));
     assert!(logs_an_experiment("// 50.7 → 48.3 %"));
-    assert!(!logs_an_experiment("/// Rounds of select → lay out → count."));
+    assert!(!logs_an_experiment(
+        "/// Rounds of select → lay out → count."
+    ));
     let mut files = Vec::new();
     product_files(root(), &mut files);
     let mut found = Vec::new();
-    for f in files.iter().filter(|f| f.extension().is_some_and(|x| x == "rs")) {
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "rs"))
+    {
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;
         };

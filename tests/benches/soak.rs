@@ -282,8 +282,7 @@ fn main() {
                 if env.query(repo, question, BUDGETS[budget_class]) {
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     lat.push(ms);
-                    let class = (which * QUESTIONS.len() + round % QUESTIONS.len())
-                        * BUDGETS.len()
+                    let class = (which * QUESTIONS.len() + round % QUESTIONS.len()) * BUDGETS.len()
                         + budget_class;
                     lat_by[class].push(ms);
                 } else {

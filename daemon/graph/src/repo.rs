@@ -393,10 +393,7 @@ type KeptFile = (Arc<ParsedFile>, Arc<[u8]>, FileStamp);
 /// Moves the amalgamations among the files just read and those kept from the previous build
 /// to `report.skipped` ([`crate::walk::copies`]): whether a file is one depends on the others,
 /// so both are judged together, on every build and update alike.
-fn drop_amalgamations(
-    report: &mut WalkReport,
-    kept: &mut Vec<KeptFile>,
-) {
+fn drop_amalgamations(report: &mut WalkReport, kept: &mut Vec<KeptFile>) {
     use crate::walk::copies::{File, copies};
     let read_count = report.files.len();
     let files: Vec<File<'_>> = report

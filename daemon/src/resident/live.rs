@@ -181,7 +181,8 @@ impl Residents {
             && let Ok(model) = self.model()
         {
             next.attach_semantic(model);
-            next.semantic.set_pending_hint("embedding in the background");
+            next.semantic
+                .set_pending_hint("embedding in the background");
         }
         let next = Arc::new(next);
         resident.publish(next.clone());

@@ -400,7 +400,9 @@ impl Residents {
         match self.model() {
             Ok(model) => {
                 engine.attach_semantic(model);
-                engine.semantic.set_pending_hint("embedding in the background");
+                engine
+                    .semantic
+                    .set_pending_hint("embedding in the background");
             }
             Err(why) => engine.semantic.unavailable(&why),
         }

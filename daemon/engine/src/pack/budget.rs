@@ -158,7 +158,11 @@ pub fn fit_frame(budget: usize, enc: Encoding, mut render: impl FnMut(Frame) -> 
         a.pointers.clear();
         a.map.clear();
     }
-    debug_assert!(a.tokens <= budget, "{} tokens over a budget of {budget}", a.tokens);
+    debug_assert!(
+        a.tokens <= budget,
+        "{} tokens over a budget of {budget}",
+        a.tokens
+    );
     a
 }
 

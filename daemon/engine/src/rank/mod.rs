@@ -530,8 +530,9 @@ pub fn rank(
         // them instead it lost its own order's precision. A question with no lexical evidence
         // at all (a paraphrase) leaves the model only the candidates' shapes to go on;
         // semantics alone can rank there, and fusion lets them.
-        Ranker::Auto if s.lexical_evidence => learned::model()
-            .filter(|m| main_language(g).is_none_or(|lang| m.knows(lang))),
+        Ranker::Auto if s.lexical_evidence => {
+            learned::model().filter(|m| main_language(g).is_none_or(|lang| m.knows(lang)))
+        }
         Ranker::Auto | Ranker::Fusion => None,
     };
     let Some(model) = model else {

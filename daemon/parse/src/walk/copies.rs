@@ -55,7 +55,11 @@ pub fn copies(files: &[File<'_>]) -> Vec<usize> {
     let candidates: Vec<usize> = (0..files.len())
         .filter(|&i| is_c(&files[i]) && files[i].bytes.len() >= MIN_COPY_BYTES)
         .collect();
-    let scanned: usize = files.iter().filter(|&f| is_c(f)).map(|f| f.bytes.len()).sum();
+    let scanned: usize = files
+        .iter()
+        .filter(|&f| is_c(f))
+        .map(|f| f.bytes.len())
+        .sum();
     if candidates.is_empty() || scanned > MAX_SCANNED_BYTES {
         return Vec::new();
     }
@@ -171,7 +175,10 @@ mod tests {
     #[test]
     fn a_single_header_library_without_its_parts_stays() {
         let whole = format!("{}{}", part("alpha", 200), part("beta", 200));
-        let files = [file("lib.hpp", &whole), file("main.cpp", "int main() { return 0; }\n")];
+        let files = [
+            file("lib.hpp", &whole),
+            file("main.cpp", "int main() { return 0; }\n"),
+        ];
         assert!(copies(&files).is_empty());
     }
 
