@@ -242,11 +242,13 @@ fn lexical(
     timed_lexical(repo, progress, || Index::build(&repo.graph, sources))
 }
 
-/// [`lexical`] for an update of `prev`: only what changed is tokenized again.
+/// [`lexical`] for an update of `prev`: only what changed is tokenized again (`kept`: each
+/// node's unchanged counterpart in `prev`, [`crate::index::kept_nodes`]).
 fn lexical_update(
     prev: &Engine,
     repo: &RepoGraph,
     sources: &Sources,
+    kept: &[Option<u32>],
     progress: Option<Progress<'_>>,
 ) -> (Index, IndexTimings) {
     timed_lexical(repo, progress, || {
@@ -256,6 +258,7 @@ fn lexical_update(
             &prev.index,
             &repo.graph,
             sources,
+            kept,
         )
     })
 }
@@ -568,7 +571,8 @@ impl Engine {
             },
         )?;
         drop(previous);
-        let (index, mut timings) = lexical_update(self, &repo, &sources, progress);
+        let kept = crate::index::kept_nodes(&self.repo.graph, &self.sources, &repo.graph, &sources);
+        let (index, mut timings) = lexical_update(self, &repo, &sources, &kept, progress);
         let t = Instant::now();
         let semantic = self.semantic.attached.as_ref().map(|s| Attached {
             index: SemanticIndex::from_store(
@@ -577,8 +581,7 @@ impl Engine {
                 self.store.as_deref(),
                 Some(crate::embed::semantic::Previous {
                     index: &s.index,
-                    graph: &self.repo.graph,
-                    sources: &self.sources,
+                    kept: &kept,
                 }),
                 &embedding_priority(&repo, &index),
             ),

@@ -67,12 +67,10 @@ fn text_keys(
     eligible: &[bool],
     previous: Option<Previous>,
 ) -> Vec<u128> {
-    let kept = previous.map(|p| (p, crate::index::kept_nodes(p.graph, p.sources, g, sources)));
     (0..g.nodes.len())
         .map(|n| {
-            let carried = kept
-                .as_ref()
-                .and_then(|(p, kept)| p.index.keys.get(kept[n]? as usize).copied());
+            let carried =
+                previous.and_then(|p| p.index.keys.get((*p.kept.get(n)?)? as usize).copied());
             match carried {
                 Some(k) => k,
                 None if eligible[n] => vector_key(MODEL_ID, &embed_text(g, sources, n as u32)),
@@ -82,12 +80,12 @@ fn text_keys(
         .collect()
 }
 
-/// The snapshot an update replaces: its vectors and what they were computed from.
+/// The snapshot an update replaces: its vectors, and for each node of the new graph its
+/// unchanged counterpart there ([`crate::index::kept_nodes`], shared with the lexical update).
 #[derive(Clone, Copy)]
 pub struct Previous<'a> {
     pub index: &'a SemanticIndex,
-    pub graph: &'a Graph,
-    pub sources: &'a Sources,
+    pub kept: &'a [Option<u32>],
 }
 
 /// Vectors for the nodes of one graph, possibly incomplete. Filled through `&self` (each slot
@@ -363,10 +361,10 @@ mod tests {
         let eligible: Vec<bool> = (0..g.nodes.len() as u32)
             .map(|n| embeddable(g, n))
             .collect();
+        let kept = crate::index::kept_nodes(&before.repo.graph, &before.sources, g, &after.sources);
         let previous = Previous {
             index: &ix,
-            graph: &before.repo.graph,
-            sources: &before.sources,
+            kept: &kept,
         };
         let carried = text_keys(g, &after.sources, &eligible, Some(previous));
         let fresh = text_keys(g, &after.sources, &eligible, None);

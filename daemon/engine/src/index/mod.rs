@@ -261,7 +261,7 @@ pub fn summary_text(g: &Graph, node: u32) -> String {
 
 /// For each node of `g`, the same node in `prev_g` when its file carried over unchanged (the
 /// same parse and the same bytes, so every node of it and its text are as they were).
-pub(crate) fn kept_nodes(
+pub fn kept_nodes(
     prev_g: &Graph,
     prev_sources: &Sources,
     g: &Graph,
@@ -323,14 +323,16 @@ impl Index {
     /// [`Index::build`] of `g`, tokenizing only what changed — the content of nodes in files
     /// whose parse or bytes differ, and summaries whose text differs (a summary names the
     /// node's callers and callees, which other files' edits change).
+    /// `old_node` is [`kept_nodes`] of the two graphs (the caller computes it once per update:
+    /// the semantic index carries its vectors by the same mapping).
     pub fn update(
         prev_g: &Graph,
         prev_sources: &Sources,
         prev: &Index,
         g: &Graph,
         sources: &Sources,
+        old_node: &[Option<u32>],
     ) -> Index {
-        let old_node = kept_nodes(prev_g, prev_sources, g, sources);
         // Old node → new node, for the nodes of files that carried over unchanged.
         let mut remap: Vec<Option<u32>> = vec![None; prev_g.nodes.len()];
         for (n, o) in old_node.iter().enumerate() {
