@@ -395,49 +395,48 @@ type KeptFile = (Arc<ParsedFile>, Arc<[u8]>, FileStamp);
 /// so both are judged together, on every build and update alike.
 fn drop_amalgamations(report: &mut WalkReport, kept: &mut Vec<KeptFile>) {
     use crate::walk::copies::{File, copies};
-    let read_count = report.files.len();
-    let files: Vec<File<'_>> = report
-        .files
-        .iter()
-        .map(|f| File {
+    let found: HashSet<usize> = {
+        let read = report.files.iter().map(|f| File {
             lang: f.lang,
             bytes: &f.bytes,
-        })
-        .chain(kept.iter().map(|(p, source, _)| File {
+        });
+        let reused = kept.iter().map(|(p, source, _)| File {
             lang: p.lang,
             bytes: source,
-        }))
-        .collect();
-    let found: HashSet<usize> = copies(&files).into_iter().collect();
-    drop(files);
+        });
+        copies(&read.chain(reused).collect::<Vec<_>>())
+            .into_iter()
+            .collect()
+    };
     if found.is_empty() {
         return;
     }
-    let mut dropped = Vec::new();
-    let mut i = 0;
-    report.files.retain(|f| {
-        let copy = found.contains(&i);
-        i += 1;
-        if copy {
-            dropped.push((f.path.clone(), f.lang));
-        }
-        !copy
-    });
-    let mut i = read_count;
-    kept.retain(|(p, _, _)| {
-        let copy = found.contains(&i);
-        i += 1;
-        if copy {
-            dropped.push((p.path.clone(), p.lang));
-        }
-        !copy
-    });
+    let read_count = report.files.len();
+    let dropped: Vec<(String, crate::model::Lang)> = take_found(&mut report.files, 0, &found)
+        .into_iter()
+        .map(|f| (f.path, f.lang))
+        .chain(
+            take_found(kept, read_count, &found)
+                .into_iter()
+                .map(|(p, _, _)| (p.path.clone(), p.lang)),
+        )
+        .collect();
     tracing::debug!(files = ?dropped, "amalgamations of the project's sources skipped");
     report.skipped.extend(
         dropped
             .into_iter()
             .map(|(path, lang)| (path, Some(lang), crate::walk::SkipReason::Amalgamation)),
     );
+}
+
+/// Removes from `items` those whose index plus `offset` is in `found`, and returns them.
+fn take_found<T>(items: &mut Vec<T>, offset: usize, found: &HashSet<usize>) -> Vec<T> {
+    let (taken, kept): (Vec<_>, Vec<_>) = std::mem::take(items)
+        .into_iter()
+        .enumerate()
+        .partition(|(i, _)| found.contains(&(offset + i)));
+    *items = kept.into_iter().map(|(_, x)| x).collect();
+    taken.into_iter().map(|(_, x)| x).collect()
 }
 
 impl RepoGraph {
