@@ -8,7 +8,7 @@ The language server (pyright-langserver --stdio, typescript-language-server --st
 rust-analyzer) is asked, over stdio JSON-RPC, for every function and method of a sample of
 the repository's source files (`textDocument/documentSymbol`), then for the references of each
 sampled one (`textDocument/references`, declaration excluded). A reference is a call site when
-the identifier is followed by `(` (or `::<`/`<…>(` generics, or `!(` for a Rust macro), or is
+the identifier is followed by `(` (or `::<`/`<…>(` generics, or `!(`, `![`, `! {` for a Rust macro), or is
 a decorator (`@name`); a reference that declares the name again (an overload, a property
 setter) is not.
 fittok's callers come from `fittok navigate FILE:LINE --budget 0` on the definition's line:
@@ -106,7 +106,8 @@ def flatten(symbols):
         yield from flatten(s.get("children"))
 
 
-CALL_AFTER = re.compile(r"\s*(\(|::<|<[^()<>;{}]*>\s*\(|!\s*\()")
+# A Rust macro is invoked with any of its three delimiters: `m!(…)`, `m![…]`, `m! { … }`.
+CALL_AFTER = re.compile(r"\s*(\(|::<|<[^()<>;{}]*>\s*\(|!\s*[(\[{])")
 
 
 DECLARES = re.compile(
@@ -118,7 +119,7 @@ MEMBER_SIGNATURE = re.compile(r"^\s*[\w$]+\??\s*(<[^>]*>)?\s*\(.*\)\s*(:[^=;{]*)
 
 
 def is_call(lines, line, col, name, lang):
-    """A call: `name(`, `name::<T>(`, `name<T>(`, `name!(`, or a decorator `@name`; not a
+    """A call: `name(`, `name::<T>(`, `name<T>(`, `name!(`/`name![`/`name! {`, or a decorator `@name`; not a
     declaration of the same name (an overload, a property setter) that the server lists."""
     text = lines[line] if line < len(lines) else ""
     if text[col:col + len(name)] != name:

@@ -314,6 +314,20 @@ impl<'a> FileScope<'a> {
             .into_iter()
             .filter(|&n| Self::fits(r.kind, self.g.def(n).kind))
             .collect();
+        // A call cannot mean an interface, a trait or a type alias when a definition it can
+        // mean shares the name: TypeScript merges `interface X` with `function X` or
+        // `class X`, and the call is the function's or the class's.
+        if r.kind == RefKind::Call && found.len() > 1 {
+            let only_named = |n: &u32| {
+                matches!(
+                    self.g.def(*n).kind,
+                    DefKind::Interface | DefKind::Trait | DefKind::TypeAlias
+                )
+            };
+            if found.iter().any(|n| !only_named(n)) {
+                found.retain(|n| !only_named(n));
+            }
+        }
         found.sort_unstable();
         found.dedup();
         (found, how)

@@ -801,3 +801,28 @@ fn a_call_on_a_field_of_self_resolves_through_the_fields_type() {
         "src/set.rs#ByteSet::union"
     ));
 }
+
+/// TypeScript merges `interface make` with `function make`; a call means the function, and
+/// a type annotation the interface.
+#[test]
+fn a_call_means_the_function_an_interface_of_the_same_name_merges_with() {
+    let g = graph(&[
+        (
+            "src/core.ts",
+            "export interface make<T> { value: T }\n\
+             export function make<T>(name: string): make<T> { return { value: name } as any; }\n",
+        ),
+        (
+            "src/use.ts",
+            "import * as core from \"./core\";\n\
+             export function build(): core.make<string> { return core.make(\"a\"); }\n",
+        ),
+    ]);
+    let calls: Vec<_> = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls && g.def(e.from).name == "build")
+        .map(|e| g.def(e.to).kind)
+        .collect();
+    assert_eq!(calls, vec![crate::model::DefKind::Function], "{:?}", edges(&g, EdgeKind::Calls));
+}
