@@ -203,6 +203,14 @@ fn restart_serves_from_the_warm_cache() {
         shown.contains("semantic 100% (priority set 100%)"),
         "{shown}"
     );
+    #[cfg(target_os = "linux")]
+    for pid in env.daemon_pids() {
+        let batch = threads_named(pid, "fittok-embed-ba");
+        assert!(!batch.is_empty(), "the model is loaded: its batch threads run");
+        for (tid, policy) in batch {
+            assert_eq!(policy, 5, "batch thread {tid} runs at SCHED_IDLE");
+        }
+    }
 
     // The daemon writes the repository's snapshot in the background after the first build.
     wait_for_snapshot(&env);
@@ -1243,4 +1251,23 @@ fn the_configuration_file_sets_what_the_environment_does_not_and_is_reported() {
     assert!(!out.status.success());
     let said = stderr(&out);
     assert!(said.contains("`max_budgt` is not a setting"), "{said}");
+}
+
+/// The threads of `pid` whose name starts with `prefix`, with their scheduling policy
+/// (`/proc/PID/task/TID/stat` field 41; 5 is `SCHED_IDLE`).
+#[cfg(target_os = "linux")]
+fn threads_named(pid: u32, prefix: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with(prefix) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
+        // Fields after the name (which may hold spaces) start at field 3.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let policy = after.split(' ').nth(41 - 3).unwrap().parse().unwrap();
+        out.push((task.file_name().to_string_lossy().into_owned(), policy));
+    }
+    out
 }

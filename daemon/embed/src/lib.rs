@@ -12,8 +12,11 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 /// sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
-/// Cap on tokens per forward pass (batch × longest): bounds memory on long texts.
-const MAX_BATCH_TOKENS: usize = 4096;
+/// Cap on tokens per forward pass (batch × longest). A pass's activations grow with it (the
+/// attention scores of 16 texts of 256 tokens are 50 MB a layer) and stay in the allocator
+/// after the pass, while larger passes do not embed faster on a CPU: four texts of 256
+/// tokens per pass keep the background embedder's footprint small at the same throughput.
+const MAX_BATCH_TOKENS: usize = 1024;
 pub const DIM: usize = 384;
 /// The model's identity in cache keys.
 pub const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -220,6 +223,15 @@ impl Embedder {
             recent.push_back((question.to_string(), v.clone()));
         }
         Ok(v)
+    }
+
+    /// Runs `f` once on each thread of the pool that embeds batches ([`Embedder::embed`]),
+    /// e.g. to lower their priority: the computation runs on these threads, not on the
+    /// caller's. Without a pool of its own (it could not be built) nothing runs.
+    pub fn on_batch_threads(&self, f: impl Fn() + Sync + Send) {
+        if let Some(p) = &self.batch_pool {
+            p.broadcast(|_| f());
+        }
     }
 
     /// Embeds texts; returns one unit vector of [`DIM`] floats per text, in order.

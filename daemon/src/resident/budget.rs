@@ -10,7 +10,6 @@ impl Residents {
         self.opts.memory_budget
     }
 
-    /// Drops least-recently-used repositories (never `keep`) while the estimate is over budget.
     /// Keeps the process within the memory budget: least recently used repositories leave
     /// memory (their snapshots stay on disk, so a return is a warm load) until what the
     /// resident structures hold plus everything else the process holds — the model, caches,
@@ -48,8 +47,6 @@ impl Residents {
     }
 }
 
-/// Returns memory the allocator keeps after a burst of embedding (activations of hundreds of
-/// batches) to the system, so a settled daemon's RSS is what it actually holds.
 /// The process's resident set in bytes (0 where the platform does not say).
 pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
@@ -58,6 +55,8 @@ pub fn rss_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// Returns the memory the allocator keeps after dropping repositories to the system, so the
+/// next measurement of the resident set sees what the process actually holds.
 pub(super) fn release_free_memory() {
     // SAFETY: mi_collect only walks mimalloc's own heaps; harmless if mimalloc is not the
     // global allocator.

@@ -66,6 +66,9 @@ impl Residents {
         match Embedder::load(&dir, &self.opts.config.engine.embed) {
             Ok(model) => {
                 tracing::info!(ms = t.elapsed().as_millis() as u64, "model loaded");
+                // Batches are background work: the embedder's own thread waits at idle
+                // priority while the batch threads compute, so they must be idle too.
+                model.on_batch_threads(super::embedder::lower_priority);
                 *failed = None;
                 drop(failed);
                 // A failed or running download is moot once the model is here.
