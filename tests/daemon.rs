@@ -206,7 +206,10 @@ fn restart_serves_from_the_warm_cache() {
     #[cfg(target_os = "linux")]
     for pid in env.daemon_pids() {
         let batch = threads_named(pid, "fittok-embed-ba");
-        assert!(!batch.is_empty(), "the model is loaded: its batch threads run");
+        assert!(
+            !batch.is_empty(),
+            "the model is loaded: its batch threads run"
+        );
         for (tid, policy) in batch {
             assert_eq!(policy, 5, "batch thread {tid} runs at SCHED_IDLE");
         }
@@ -1258,7 +1261,10 @@ fn the_configuration_file_sets_what_the_environment_does_not_and_is_reported() {
 #[cfg(target_os = "linux")]
 fn threads_named(pid: u32, prefix: &str) -> Vec<(String, u32)> {
     let mut out = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if !comm.starts_with(prefix) {
             continue;

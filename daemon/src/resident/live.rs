@@ -200,6 +200,11 @@ impl Residents {
             files = next.repo.graph.files.len(),
             nodes = next.repo.graph.nodes.len(),
             to_embed = next.semantic.missing(),
+            walk_ms = next.timings.walk.as_millis() as u64,
+            parse_ms = next.timings.parse.as_millis() as u64,
+            link_ms = next.timings.link.as_millis() as u64,
+            lexical_ms = next.timings.lexical.as_millis() as u64,
+            vectors_ms = next.timings.semantic_load.as_millis() as u64,
             ms = t.elapsed().as_millis() as u64,
             "snapshot updated"
         );

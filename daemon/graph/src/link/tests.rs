@@ -824,5 +824,10 @@ fn a_call_means_the_function_an_interface_of_the_same_name_merges_with() {
         .filter(|e| e.kind == EdgeKind::Calls && g.def(e.from).name == "build")
         .map(|e| g.def(e.to).kind)
         .collect();
-    assert_eq!(calls, vec![crate::model::DefKind::Function], "{:?}", edges(&g, EdgeKind::Calls));
+    assert_eq!(
+        calls,
+        vec![crate::model::DefKind::Function],
+        "{:?}",
+        edges(&g, EdgeKind::Calls)
+    );
 }

@@ -282,7 +282,10 @@ mod tests {
         let (before, after) = unsafe {
             let before = libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY);
             super::free_memory_promptly();
-            (before, libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY))
+            (
+                before,
+                libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY),
+            )
         };
         assert_eq!((before, after), (1000, 0));
     }
