@@ -4,7 +4,7 @@
 //! on N (default 512) embeddable nodes of one repository, sampled evenly over its nodes. Each
 //! way of batching embeds the same texts with the model of `FITTOK_EMBED_MODEL`:
 //! - **queue, 64 at a time**: what `SemanticIndex::fill` did before it planned (each chunk of
-//!   64 in queue order sorted by length inside `Embedder::embed`, packed up to 4,096 tokens
+//!   64 in queue order sorted by length inside `Embedder::embed`, packed up to 1,024 tokens
 //!   a batch);
 //! - **unsorted, 8 at a time**: batches padded to their longest text, no sorting;
 //! - **whole queue sorted**: one call, so every batch holds texts of like length;

@@ -112,7 +112,7 @@ pub struct SemanticIndex {
 /// less but blur the priority order more; the whole window is embedded before the next.
 pub const PLAN_WINDOW: usize = 512;
 
-/// Nodes per call to the embedder (it packs them into batches of up to 4,096 tokens).
+/// Nodes per call to the embedder (it packs them into forward passes of up to 1,024 tokens).
 const BATCH: usize = 64;
 
 impl SemanticIndex {
