@@ -175,7 +175,7 @@ pub struct Engine {
     config: Arc<Config>,
     /// Restored from a snapshot that matched the repository: saving it again writes nothing new.
     restored: bool,
-    /// A cold build's parses, for the parse cache: written by [`Engine::store_parses`].
+    /// A build's or an update's parses, for the parse cache: written by [`Engine::store_parses`].
     unstored_parses: std::sync::Mutex<Option<repo::UnstoredParses>>,
     /// The repository's commit history, once read ([`Engine::set_history`]); carried to the
     /// next snapshot by [`Engine::update`].
@@ -449,8 +449,9 @@ impl Engine {
         Some(engine.update(stale.into_iter().collect(), progress))
     }
 
-    /// Writes the parses a cold build left out of the parse cache (once; [`Engine::save_snapshot`]
-    /// does it first). An engine dropped before either loses only the next cold start's reuse.
+    /// Writes the parses a build or an update left out of the parse cache (once;
+    /// [`Engine::save_snapshot`] does it first). An engine dropped before either loses only the
+    /// next cold start's reuse of them.
     pub fn store_parses(&self) {
         let pending = self
             .unstored_parses
@@ -550,14 +551,15 @@ impl Engine {
     /// A new engine for the repository as it is now, reusing this one's parses for files whose
     /// size and mtime are unchanged and that are not in `changed`, and its vectors for nodes
     /// whose embedded text is unchanged. The result equals a fresh [`Engine::open`] (the same
-    /// walk, parse and link code runs; only unchanged inputs are reused).
+    /// walk, parse and link code runs; only unchanged inputs are reused). Its fresh parses
+    /// reach the parse cache through [`Engine::store_parses`].
     pub fn update(
         &self,
         changed: std::collections::HashSet<String>,
         progress: Option<Progress<'_>>,
     ) -> Result<Engine, EngineError> {
         let previous = self.repo.previous(&self.sources, changed);
-        let (repo, sources) = repo::build_with_sources(
+        let (mut repo, sources) = repo::build_with_sources(
             &self.repo.root,
             BuildOptions {
                 walk: Some(&self.config.walk),
@@ -565,12 +567,14 @@ impl Engine {
                 progress,
                 previous: Some(&previous),
                 linked: Some(&self.repo.graph),
-                // An update's few parses are written at once: nothing else would write them.
-                defer_parse_store: false,
+                // Writing the cache scans its entries for files gone: the caller writes an
+                // update's parses with `store_parses`, after the new snapshot answers.
+                defer_parse_store: true,
                 defer_tests_over: None,
             },
         )?;
         drop(previous);
+        let unstored = repo.unstored.take();
         let kept = crate::index::kept_nodes(&self.repo.graph, &self.sources, &repo.graph, &sources);
         let (index, mut timings) = lexical_update(self, &repo, &sources, &kept, progress);
         let t = Instant::now();
@@ -598,6 +602,10 @@ impl Engine {
         );
         next.semantic = self.semantic.carried(semantic);
         next.freshness = self.freshness.clone();
+        *next
+            .unstored_parses
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = unstored;
         if let Some(h) = self.history() {
             next.set_history(h);
         }
@@ -1155,6 +1163,24 @@ mod tests {
         assert_eq!(reused(), 0);
         // … and everything once the engine is told to.
         Engine::open(&dir, config.clone()).unwrap().store_parses();
+        assert_eq!(reused(), 2);
+        // An update's parse waits in the same way: the edited file is parsed afresh by every
+        // cold build until the updated engine writes it. (An open engine holds the store, so
+        // each is dropped before the next opens it.)
+        let update = |source: &str, store: bool| {
+            let engine = Engine::open(&dir, config.clone()).unwrap();
+            engine.store_parses();
+            std::fs::write(dir.join("src/a.py"), source).unwrap();
+            let updated = engine
+                .update(["src/a.py".to_string()].into_iter().collect(), None)
+                .unwrap();
+            if store {
+                updated.store_parses();
+            }
+        };
+        update("def alpha(x, y=0):\n    return x + y\n", false);
+        assert_eq!(reused(), 1);
+        update("def alpha(x, y=1):\n    return x - y\n", true);
         assert_eq!(reused(), 2);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&cache);

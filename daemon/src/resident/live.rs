@@ -208,6 +208,8 @@ impl Residents {
             ms = t.elapsed().as_millis() as u64,
             "snapshot updated"
         );
+        // After the snapshot answers: the write scans the cache for files gone.
+        next.store_parses();
         self.queue_embedding(resident, &next);
         super::merge_in_background(resident, &next);
         Ok(next)

@@ -15,9 +15,6 @@ pub(super) static SNAPSHOTS_SAVING: AtomicUsize = AtomicUsize::new(0);
 /// How long a stopping daemon waits for them.
 pub(super) const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
 
-/// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
-/// its own, off the answer's path, so that the next daemon only checks stamps. One restored
-/// from an identical snapshot writes nothing.
 /// Merges `engine`'s lexical indexes on a thread of their own when enough of them changed:
 /// updates add segments so that a save re-tokenizes only what it changed, and the merge that
 /// folds them back costs a pass over every posting — never on the save's path. At most one
@@ -47,6 +44,9 @@ pub(super) fn merge_in_background(resident: &Arc<Resident>, engine: &Arc<Engine>
     }
 }
 
+/// Writes a newly built repository's snapshot (graph and indexes) to the cache on a thread of
+/// its own, off the answer's path, so that the next daemon only checks stamps. One restored
+/// from an identical snapshot writes nothing.
 pub(super) fn save_snapshot_in_background(engine: &Arc<Engine>) {
     if engine.is_restored() {
         return;
