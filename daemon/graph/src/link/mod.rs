@@ -5,6 +5,7 @@
 //! files' [`ParsedFile`]s and link again to get exactly the graph a fresh index would give;
 //! edges from unchanged files into changed ones are re-resolved, never kept stale.
 
+mod chains;
 mod common;
 mod modules;
 mod relink;

@@ -4,8 +4,9 @@
 //!
 //! What another file's resolution reads of a file is its *module interface* — path, language,
 //! package, manifest targets, imports (not their lines), test flag, the bases it names — and
-//! its *definitions*: names, qualified names, kinds, parents, test flags. Bodies, signatures,
-//! docs and positions are read by nobody else. So:
+//! its *definitions*: names, qualified names, kinds, parents, test flags, and the type a
+//! signature says it returns (`chains`). Bodies, the rest of signatures, docs and positions
+//! are read by nobody else. So:
 //! - every changed file kept both: node ids and every other file's findings stand; only the
 //!   changed files are resolved, against the previous link's tables (a body edit, the common
 //!   save);
@@ -19,6 +20,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::chains::return_type;
 use super::{
     Edge, Graph, LinkTables, ModuleIndex, Resolution, Resolved, finish, link, numbered, resolve,
     resolve_files,
@@ -119,6 +121,7 @@ fn same_definitions(a: &ParsedFile, b: &ParsedFile) -> bool {
                 && x.kind == y.kind
                 && x.parent == y.parent
                 && x.is_test == y.is_test
+                && return_type(a.lang, &x.signature) == return_type(b.lang, &y.signature)
         })
 }
 
@@ -151,15 +154,30 @@ fn relink_bodies(prev: &Graph, files: Vec<Arc<ParsedFile>>, changed: &[bool]) ->
     finish(g, tables, found)
 }
 
-/// A definition as other files' resolution knows it.
-type DefKey<'a> = (&'a str, &'a str, DefKind, bool, Option<&'a str>);
+/// A definition as other files' resolution knows it (the type it returns: chains of calls).
+type DefKey<'a> = (
+    &'a str,
+    &'a str,
+    DefKind,
+    bool,
+    Option<&'a str>,
+    Option<&'a str>,
+);
 
 fn def_key<'a>(f: &'a ParsedFile, d: &'a Definition) -> DefKey<'a> {
     let parent = d
         .parent
         .and_then(|p| f.definitions.get(p as usize))
         .map(|p| p.qualified_name.as_str());
-    (&d.name, &d.qualified_name, d.kind, d.is_test, parent)
+    let returns = return_type(f.lang, &d.signature);
+    (
+        &d.name,
+        &d.qualified_name,
+        d.kind,
+        d.is_test,
+        parent,
+        returns,
+    )
 }
 
 /// Where each named definition of `old` went in `new` (the same key, the same occurrence), and

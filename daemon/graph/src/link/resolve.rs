@@ -129,7 +129,7 @@ struct Binding {
 
 /// One file's resolution context.
 pub struct FileScope<'a> {
-    g: &'a Graph,
+    pub(super) g: &'a Graph,
     sym: &'a Symbols,
     modules: &'a ModuleIndex,
     file: u32,
@@ -346,7 +346,7 @@ impl<'a> FileScope<'a> {
     }
 
     /// The type whose members `self`/`this` refer to in a scope.
-    fn self_type(&self, scope: Option<u32>) -> Option<String> {
+    pub(super) fn self_type(&self, scope: Option<u32>) -> Option<String> {
         for s in self.scope_chain(scope) {
             let node = self.g.node_id(self.file, s);
             let def = self.g.def(node);
@@ -521,7 +521,7 @@ impl<'a> FileScope<'a> {
     }
 
     /// Members named `name` of type `owner` or of its bases (by name, a few levels up).
-    fn members_of(&self, owner: &str, name: &str) -> Vec<u32> {
+    pub(super) fn members_of(&self, owner: &str, name: &str) -> Vec<u32> {
         let mut seen = HashSet::new();
         let mut frontier = vec![owner.to_string()];
         for _ in 0..5 {
@@ -550,7 +550,7 @@ impl<'a> FileScope<'a> {
 
     /// Of several definitions, those in this file, else those under this file's crate or
     /// package root (the directory above `/src`), else all.
-    fn nearest(&self, all: Vec<u32>) -> Vec<u32> {
+    pub(super) fn nearest(&self, all: Vec<u32>) -> Vec<u32> {
         self.nearest_to(self.file, all)
     }
 
@@ -621,6 +621,16 @@ impl<'a> FileScope<'a> {
             return (Vec::new(), How::Member);
         }
         if recv.is_empty() {
+            return (self.any_member(name, r.kind), How::Name);
+        }
+        // A chain of calls (`Builder::new().wide()`, written without arguments).
+        if recv.ends_with("()") {
+            if let Some(ty) = self.chain_type(recv, r.scope) {
+                let m = self.members_of(&ty, name);
+                if !m.is_empty() {
+                    return (m, How::Member);
+                }
+            }
             return (self.any_member(name, r.kind), How::Name);
         }
         // An imported module or type. One that yields nothing (an import resolved to another

@@ -831,3 +831,77 @@ fn a_call_means_the_function_an_interface_of_the_same_name_merges_with() {
         edges(&g, EdgeKind::Calls)
     );
 }
+
+const BUILDER: &str = "pub struct Builder { only: bool }\n\
+impl Builder {\n    pub fn new() -> Builder { Builder { only: false } }\n    \
+pub fn only(&mut self, yes: bool) -> &mut Builder { self.only = yes; self }\n    \
+pub fn wide(&mut self) -> &mut Self { self }\n    \
+pub fn build(&self) -> Printer { Printer }\n}\n\
+pub struct Printer;\nimpl Printer { pub fn print(&self) {} }\n\
+pub struct Other;\nimpl Other {\n    pub fn only(&mut self, yes: bool) -> &mut Other { self }\n    \
+pub fn print(&self) {}\n    pub fn build(&self) -> Other { Other }\n}\n";
+
+const MAIN: &str = "use crate::builder::Builder;\n\
+pub fn run() {\n    Builder::new()\n        .wide()\n        .only(true)\n        .build()\n        .print();\n}\n";
+
+/// A call at the end of a chain (`Builder::new().wide().only(true).build().print()`) resolves
+/// through the types its links return, though two types define each method's name.
+#[test]
+fn a_chain_of_calls_resolves_through_the_types_its_links_return() {
+    let g = graph(&[("src/builder.rs", BUILDER), ("src/main.rs", MAIN)]);
+    let calls = edges(&g, EdgeKind::Calls);
+    let from = "src/main.rs#run";
+    for to in [
+        "Builder::new",
+        "Builder::wide",
+        "Builder::only",
+        "Builder::build",
+        "Printer::print",
+    ] {
+        assert!(
+            has(&g, EdgeKind::Calls, from, &format!("src/builder.rs#{to}")),
+            "{to}: {calls:?}"
+        );
+    }
+    for to in ["Other::only", "Other::print", "Other::build"] {
+        assert!(
+            !has(&g, EdgeKind::Calls, from, &format!("src/builder.rs#{to}")),
+            "{to}: {calls:?}"
+        );
+    }
+}
+
+/// A changed return type changes what a chain elsewhere resolves to: the update relinks the
+/// files whose chains name the method, and equals a full link.
+#[test]
+fn a_changed_return_type_relinks_the_chains_through_it() {
+    let prev = super::link(parsed(&[
+        ("src/builder.rs", BUILDER),
+        ("src/main.rs", MAIN),
+    ]));
+    let changed = BUILDER.replace(
+        "pub fn wide(&mut self) -> &mut Self { self }",
+        "pub fn wide(&mut self) -> &mut Other { todo!() }",
+    );
+    let mut files = parsed(&[("src/builder.rs", &changed)]);
+    files.push(
+        prev.files
+            .iter()
+            .find(|f| f.path == "src/main.rs")
+            .cloned()
+            .expect("main.rs"),
+    );
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    assert!(!matches!(
+        super::relink::classify(&prev, &files),
+        super::relink::Change::Bodies(_)
+    ));
+    let relinked = super::relink(&prev, files.clone());
+    assert!(has(
+        &relinked,
+        EdgeKind::Calls,
+        "src/main.rs#run",
+        "src/builder.rs#Other::only"
+    ));
+    assert!(relinked == super::link(files));
+}

@@ -349,6 +349,7 @@ fn call(cx: &mut Cx, func: Node) {
             let name = cx.field_text(func, "field").unwrap_or_default();
             let receiver = func.field("value").map(|v| match v.kind() {
                 "identifier" | "self" | "field_expression" | "scoped_identifier" => cx.text(v),
+                "call_expression" => call_chain(cx, v, 0).unwrap_or_default(),
                 _ => String::new(),
             });
             cx.reference(RefKind::Call, name, receiver, func);
@@ -371,6 +372,39 @@ fn call(cx: &mut Cx, func: Node) {
             }
         }
         _ => {}
+    }
+}
+
+/// A receiver that is a chain of calls, written without their arguments for the linker to
+/// follow through return types (`link::chains`): `Builder::new().only(true)` as
+/// `Builder::new().only()`. `None` when it starts elsewhere than at `Type::f(…)`, `f(…)` or
+/// `self`, or runs past a few links.
+fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
+    if depth > 8 {
+        return None;
+    }
+    let mut func = call.field("function")?;
+    if func.kind() == "generic_function" {
+        func = func.field("function")?;
+    }
+    match func.kind() {
+        "identifier" => Some(format!("{}()", cx.text(func))),
+        "scoped_identifier" => {
+            let path = cx.field_text(func, "path")?;
+            // `Vec::<T>::new`: the path without its turbofish.
+            let path = path.split("::<").next().unwrap_or(&path);
+            Some(format!("{path}::{}()", cx.field_text(func, "name")?))
+        }
+        "field_expression" => {
+            let value = func.field("value")?;
+            let base = match value.kind() {
+                "self" => "self".to_string(),
+                "call_expression" => call_chain(cx, value, depth + 1)?,
+                _ => return None,
+            };
+            Some(format!("{base}.{}()", cx.field_text(func, "field")?))
+        }
+        _ => None,
     }
 }
 

@@ -1,0 +1,168 @@
+//! Receivers that are chains of calls (`Builder::new().wide().only(true)`): the type of each
+//! link follows from the return type its callee declares, so the call at the end resolves
+//! through the type the chain yields, as `x.f()` does through `x`'s declared type.
+//!
+//! The parser writes such a receiver with its arguments left out (`Builder::new().wide()`);
+//! the chain starts at a type's associated function (`Type::f()`, `Self::f()`), a function in
+//! scope (`f()`) or `self`. A link whose callee is not found, is ambiguous, or declares no
+//! return type a member lookup can use (`Result<…>`, a trait object) ends the chain unknown,
+//! and the call is resolved as on any receiver of unknown type.
+
+use super::resolve::FileScope;
+use crate::model::{Definition, Lang, RefKind};
+
+/// The type a chain of at most this many calls yields; longer ones are left unknown.
+const MAX_LINKS: usize = 8;
+
+/// The name of the type a definition's signature says it returns: `-> &mut Builder` gives
+/// `Builder`, `-> Self` gives `Self`, `-> io::Result<()>` gives `Result`. `None` when the
+/// signature declares none (or the language's signatures are not read here).
+pub fn return_type(lang: Lang, signature: &str) -> Option<&str> {
+    if lang != Lang::Rust {
+        return None;
+    }
+    // The last `->` outside parentheses: a closure parameter's arrow is inside them.
+    let mut depth = 0i32;
+    let mut arrow = None;
+    let bytes = signature.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'-' if depth == 0 && bytes.get(i + 1) == Some(&b'>') => arrow = Some(i + 2),
+            _ => {}
+        }
+    }
+    let mut ty = signature[arrow?..].trim_start();
+    if let Some(w) = ty.find(" where") {
+        ty = &ty[..w];
+    }
+    loop {
+        let before = ty;
+        ty = ty.trim_start_matches('&').trim_start();
+        if ty.starts_with('\'') {
+            ty = ty
+                .split_once(char::is_whitespace)
+                .map_or("", |(_, rest)| rest)
+                .trim_start();
+        }
+        for word in ["mut ", "dyn ", "impl "] {
+            if let Some(rest) = ty.strip_prefix(word) {
+                ty = rest.trim_start();
+            }
+        }
+        if ty == before {
+            break;
+        }
+    }
+    let end = ty
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(ty.len());
+    let path = &ty[..end];
+    let name = path.rsplit("::").next().unwrap_or(path);
+    (!name.is_empty() && name.chars().next().is_some_and(char::is_uppercase)).then_some(name)
+}
+
+impl FileScope<'_> {
+    /// The type `chain` (a receiver the parser wrote as calls without arguments) yields.
+    pub(super) fn chain_type(&self, chain: &str, scope: Option<u32>) -> Option<String> {
+        let mut links = chain.split('.');
+        let root = links.next()?;
+        let mut ty = match root {
+            "self" => self.self_type(scope)?,
+            _ => {
+                let call = root.strip_suffix("()")?;
+                let (owner, name) = match call.rsplit_once("::") {
+                    Some((owner, name)) => (Some(owner), name),
+                    None => (None, call),
+                };
+                let callees = match owner {
+                    Some("Self") => self.members_of(&self.self_type(scope)?, name),
+                    Some(owner) => {
+                        let ty = owner.rsplit("::").next().unwrap_or(owner);
+                        if !ty.chars().next().is_some_and(char::is_uppercase) {
+                            return None;
+                        }
+                        self.nearest(self.members_of(ty, name))
+                    }
+                    None => self.bare_callees(name, scope),
+                };
+                self.returned(&callees)?
+            }
+        };
+        for (i, link) in links.enumerate() {
+            if i >= MAX_LINKS {
+                return None;
+            }
+            let name = link.strip_suffix("()")?;
+            ty = self.returned(&self.members_of(&ty, name))?;
+        }
+        Some(ty)
+    }
+
+    /// The callees a bare call `name()` in `scope` resolves to.
+    fn bare_callees(&self, name: &str, scope: Option<u32>) -> Vec<u32> {
+        self.resolve(&crate::model::Reference {
+            kind: RefKind::Call,
+            name,
+            receiver: None,
+            receiver_type: None,
+            line: 0,
+            scope,
+        })
+        .0
+    }
+
+    /// The one type `callees` return (`Self` read as each one's owner), if they agree.
+    fn returned(&self, callees: &[u32]) -> Option<String> {
+        let mut out: Option<String> = None;
+        for &c in callees {
+            let def: &Definition = self.g.def(c);
+            let lang = self.g.file_of(c).lang;
+            let ty = match return_type(lang, &def.signature)? {
+                "Self" => self.g.owner_type(c)?,
+                t => t.to_string(),
+            };
+            match &out {
+                Some(o) if *o != ty => return None,
+                _ => out = Some(ty),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::return_type;
+    use crate::model::Lang;
+
+    #[test]
+    fn return_types_are_read_from_rust_signatures() {
+        let rt = |s| return_type(Lang::Rust, s);
+        assert_eq!(
+            rt("pub fn only(&mut self, yes: bool) -> &mut Builder"),
+            Some("Builder")
+        );
+        assert_eq!(rt("fn new() -> Self"), Some("Self"));
+        assert_eq!(
+            rt("fn get<'a>(&'a self) -> &'a mut Inner<'a>"),
+            Some("Inner")
+        );
+        assert_eq!(rt("fn open(p: &Path) -> io::Result<File>"), Some("Result"));
+        assert_eq!(
+            rt("fn f(g: impl Fn(u8) -> Wrong) -> crate::a::Right"),
+            Some("Right")
+        );
+        assert_eq!(rt("fn boxed(&self) -> Box<dyn Sink>"), Some("Box"));
+        assert_eq!(
+            rt("fn it(&self) -> impl Iterator<Item = u8>"),
+            Some("Iterator")
+        );
+        assert_eq!(rt("fn build<T>(self) -> T where T: From<u8>"), Some("T"));
+        assert_eq!(rt("fn nothing(&self)"), None);
+        assert_eq!(rt("fn tuple(&self) -> (A, B)"), None);
+        assert_eq!(rt("fn raw(&self) -> usize"), None);
+        assert_eq!(return_type(Lang::Python, "def f(self) -> Builder:"), None);
+    }
+}
