@@ -4,7 +4,7 @@
 //!
 //! The parser writes such a receiver with its arguments left out (`Builder::new().wide()`);
 //! the chain starts at a type's associated function (`Type::f()`, `Self::f()`), a function in
-//! scope (`f()`) or `self`. A link whose callee is not found, is ambiguous, or declares no
+//! scope (`f()`), `self`, or a value whose type the parser knew (`<Builder>`). A link whose callee is not found, is ambiguous, or declares no
 //! return type a member lookup can use (`Result<…>`, a trait object) ends the chain unknown,
 //! and the call is resolved as on any receiver of unknown type.
 
@@ -12,7 +12,7 @@ use super::resolve::FileScope;
 use crate::model::{Definition, Lang, RefKind};
 
 /// The type a chain of at most this many calls yields; longer ones are left unknown.
-const MAX_LINKS: usize = 8;
+const MAX_LINKS: usize = 24;
 
 /// The name of the type a definition's signature says it returns: `-> &mut Builder` gives
 /// `Builder`, `-> Self` gives `Self`, `-> io::Result<()>` gives `Result`. `None` when the
@@ -70,6 +70,7 @@ impl FileScope<'_> {
         let root = links.next()?;
         let mut ty = match root {
             "self" => self.self_type(scope)?,
+            _ if root.starts_with('<') => root.strip_prefix('<')?.strip_suffix('>')?.to_string(),
             _ => {
                 let call = root.strip_suffix("()")?;
                 let (owner, name) = match call.rsplit_once("::") {

@@ -842,7 +842,8 @@ pub struct Other;\nimpl Other {\n    pub fn only(&mut self, yes: bool) -> &mut O
 pub fn print(&self) {}\n    pub fn build(&self) -> Other { Other }\n}\n";
 
 const MAIN: &str = "use crate::builder::Builder;\n\
-pub fn run() {\n    Builder::new()\n        .wide()\n        .only(true)\n        .build()\n        .print();\n}\n";
+pub fn run() {\n    Builder::new()\n        .wide()\n        .only(true)\n        .build()\n        .print();\n}\n\
+pub fn again() {\n    let mut b = Builder::new();\n    b.wide().only(false);\n}\n";
 
 /// A call at the end of a chain (`Builder::new().wide().only(true).build().print()`) resolves
 /// through the types its links return, though two types define each method's name.
@@ -869,6 +870,17 @@ fn a_chain_of_calls_resolves_through_the_types_its_links_return() {
             "{to}: {calls:?}"
         );
     }
+    // A chain may start at a variable whose type the parser knows.
+    let again = "src/main.rs#again";
+    let only = |ty: &str| {
+        has(
+            &g,
+            EdgeKind::Calls,
+            again,
+            &format!("src/builder.rs#{ty}::only"),
+        )
+    };
+    assert!(only("Builder") && !only("Other"), "{calls:?}");
 }
 
 /// A changed return type changes what a chain elsewhere resolves to: the update relinks the

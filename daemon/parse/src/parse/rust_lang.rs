@@ -375,12 +375,16 @@ fn call(cx: &mut Cx, func: Node) {
     }
 }
 
+/// Links of a chain of calls the parser writes out (builders run to a dozen or more).
+const MAX_CHAIN: usize = 24;
+
 /// A receiver that is a chain of calls, written without their arguments for the linker to
 /// follow through return types (`link::chains`): `Builder::new().only(true)` as
-/// `Builder::new().only()`. `None` when it starts elsewhere than at `Type::f(…)`, `f(…)` or
-/// `self`, or runs past a few links.
+/// `Builder::new().only()`. It starts at `Type::f(…)`, `f(…)`, `self`, or a variable of a
+/// known type (`<Builder>.only()`); `None` when it starts elsewhere or runs past
+/// [`MAX_CHAIN`] links.
 fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > 8 {
+    if depth > MAX_CHAIN {
         return None;
     }
     let mut func = call.field("function")?;
@@ -400,6 +404,8 @@ fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
             let base = match value.kind() {
                 "self" => "self".to_string(),
                 "call_expression" => call_chain(cx, value, depth + 1)?,
+                // A variable or `self.field` of a type the parser knows: `<Type>`.
+                "identifier" | "field_expression" => format!("<{}>", cx.lookup(&cx.text(value))?),
                 _ => return None,
             };
             Some(format!("{base}.{}()", cx.field_text(func, "field")?))
