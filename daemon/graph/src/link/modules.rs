@@ -11,6 +11,10 @@ pub struct ModuleIndex {
     python: HashMap<String, Vec<u32>>,
     /// JS/TS path without extension (and `dir` for `dir/index.*`) → files.
     js: HashMap<String, Vec<u32>>,
+    /// JS/TS modules under a `src` directory by package-style name: `packages/zod/src/v4`
+    /// (its `index.ts`) as `zod/v4`, `packages/zod/src` as `zod` — what a monorepo's bare
+    /// imports of its own packages name. A name two directories claim maps to nothing.
+    js_packages: HashMap<String, JsPackage>,
     /// Java packages and C# namespaces, per language family: name → files declaring it.
     packages: HashMap<(u8, String), Vec<u32>>,
     /// Go directory → files (excluding tests of other packages is not needed for linking).
@@ -104,6 +108,49 @@ fn swift_manifest_modules(files: &[std::sync::Arc<ParsedFile>]) -> HashMap<u32, 
     out
 }
 
+/// The package-style name of a JS/TS module stem under a `src` directory, and the package
+/// directory: `packages/zod/src/v4/index` → (`zod/v4/index`, `packages/zod`), `packages/zod/src`
+/// → (`zod`, `packages/zod`). `None` outside a `src` directory or for `src` at the root.
+fn js_package_name(stem: &str) -> Option<(String, &str)> {
+    let (package_dir, rest) = match stem.split_once("/src/") {
+        Some((dir, rest)) => (dir, Some(rest)),
+        None => (stem.strip_suffix("/src")?, None),
+    };
+    let package = package_dir.rsplit('/').next().filter(|p| !p.is_empty())?;
+    let name = match rest {
+        Some(rest) => format!("{package}/{rest}"),
+        None => package.to_string(),
+    };
+    Some((name, package_dir))
+}
+
+/// Files under a package-style name; a name that two package directories claim (two
+/// `core/src` trees) is left to neither.
+fn add_js_package(
+    table: &mut HashMap<String, JsPackage>,
+    name: String,
+    package_dir: &str,
+    file: u32,
+) {
+    let entry = table.entry(name).or_insert_with(|| JsPackage {
+        dir: package_dir.to_string(),
+        files: Some(Vec::new()),
+    });
+    if entry.dir != package_dir {
+        entry.files = None;
+    }
+    if let Some(files) = &mut entry.files {
+        files.push(file);
+    }
+}
+
+/// The files one package directory holds under a package-style name (`None`: claimed by two).
+#[derive(Debug, Clone, Default)]
+struct JsPackage {
+    dir: String,
+    files: Option<Vec<u32>>,
+}
+
 /// Directories that are Rust crate roots: they hold `lib.rs` or `main.rs`.
 fn rust_roots(files: &[std::sync::Arc<ParsedFile>]) -> Vec<String> {
     let mut roots: Vec<String> = files
@@ -144,8 +191,14 @@ impl ModuleIndex {
                 Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
                     let stem = strip_ext(&f.path);
                     ix.js.entry(stem.to_string()).or_default().push(i);
-                    if let Some(dir) = stem.strip_suffix("/index") {
+                    let dir = stem.strip_suffix("/index");
+                    if let Some(dir) = dir {
                         ix.js.entry(dir.to_string()).or_default().push(i);
+                    }
+                    for stem in [Some(stem), dir].into_iter().flatten() {
+                        if let Some((name, package_dir)) = js_package_name(stem) {
+                            add_js_package(&mut ix.js_packages, name, package_dir, i);
+                        }
                     }
                 }
                 Lang::Java
@@ -324,7 +377,21 @@ impl ModuleIndex {
 
     fn js_module(&self, from: &str, module: &str) -> Vec<u32> {
         if !module.starts_with('.') {
-            return Vec::new();
+            // A bare specifier: a package of this repository, or one from outside it.
+            let name = match module.strip_prefix('@') {
+                // `@scope/name/sub`: the package directory is named like `name`.
+                Some(scoped) => scoped.split_once('/').map_or(scoped, |(_, rest)| rest),
+                None => module,
+            };
+            let name = [".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx"]
+                .iter()
+                .find_map(|ext| name.strip_suffix(ext))
+                .unwrap_or(name);
+            return self
+                .js_packages
+                .get(name)
+                .and_then(|p| p.files.clone())
+                .unwrap_or_default();
         }
         let mut parts: Vec<&str> = dir_of(from).split('/').filter(|s| !s.is_empty()).collect();
         for seg in module.split('/') {

@@ -917,3 +917,55 @@ fn a_changed_return_type_relinks_the_chains_through_it() {
     ));
     assert!(relinked == super::link(files));
 }
+
+/// A monorepo imports its own packages by name (`kit`, `kit/v4`, `@acme/kit`): the name
+/// resolves to the `src` tree of the directory named like the package. A name two package
+/// directories claim, and a package from outside the repository, resolve to nothing.
+#[test]
+fn bare_imports_of_a_monorepos_own_packages_resolve_to_their_sources() {
+    let g = graph(&[
+        (
+            "packages/kit/src/index.ts",
+            "export function string() { return 1; }\n",
+        ),
+        (
+            "packages/kit/src/v4/index.ts",
+            "export function object() { return 2; }\n",
+        ),
+        (
+            "packages/core/src/index.ts",
+            "export function shared() { return 3; }\n",
+        ),
+        (
+            "tools/core/src/index.ts",
+            "export function shared() { return 4; }\n",
+        ),
+        (
+            "packages/app/src/main.ts",
+            "import * as k from \"kit\";\nimport { object } from \"kit/v4.js\";\n\
+             import { string as s } from \"@acme/kit\";\nimport { shared } from \"core\";\n\
+             import { describe } from \"vitest\";\n\
+             export function run() { k.string(); object(); s(); shared(); describe(); }\n",
+        ),
+    ]);
+    let calls = edges(&g, EdgeKind::Calls);
+    let run = "packages/app/src/main.ts#run";
+    assert!(
+        has(&g, EdgeKind::Calls, run, "packages/kit/src/index.ts#string"),
+        "{calls:?}"
+    );
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            run,
+            "packages/kit/src/v4/index.ts#object"
+        ),
+        "{calls:?}"
+    );
+    let shared = calls
+        .iter()
+        .filter(|(f, t)| f == run && t.ends_with("#shared"))
+        .count();
+    assert_eq!(shared, 0, "{calls:?}");
+}

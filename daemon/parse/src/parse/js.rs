@@ -410,13 +410,45 @@ fn export(cx: &mut Cx, node: Node) {
             _ => visit(cx, child),
         }
     }
-    // `export { a } from './x'` re-exports: an import edge.
+    // Re-exports: `export * from './x'` passes on everything `./x` exports; `export { a, b as
+    // c } from './x'` only those names; `export * as ns from './x'` only the namespace `ns`.
     if let Some(source) = node.field("source") {
         let module = unquote(&cx.text(source));
-        cx.import(Import::everything(
-            module,
-            node.start_position().row as u32 + 1,
-        ));
+        let line = node.start_position().row as u32 + 1;
+        let mut names = Vec::new();
+        let mut module_alias = None;
+        let mut listed = false;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "export_clause" => {
+                    listed = true;
+                    let mut specs = child.walk();
+                    for spec in child.named_children(&mut specs) {
+                        if let Some(name) = cx.field_text(spec, "name") {
+                            let alias =
+                                cx.field_text(spec, "alias").unwrap_or_else(|| name.clone());
+                            names.push((unquote(&name), unquote(&alias)));
+                        }
+                    }
+                }
+                "namespace_export" => {
+                    module_alias = child.named_child(0).map(|n| unquote(&cx.text(n)));
+                }
+                _ => {}
+            }
+        }
+        cx.import(if listed || module_alias.is_some() {
+            Import {
+                module,
+                names,
+                module_alias,
+                wildcard: false,
+                line,
+            }
+        } else {
+            Import::everything(module, line)
+        });
     }
 }
 

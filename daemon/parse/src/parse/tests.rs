@@ -1117,3 +1117,32 @@ fn calls_in_macro_arguments_are_references() {
             .any(|r| r.kind == RefKind::MacroCall && r.name == "render_row" && r.line == 4)
     );
 }
+
+/// A re-export passes on what it names: everything (`export *`), the listed names (`export {
+/// a, b as c }`), or one namespace (`export * as ns`), which exports none of the module's
+/// names at the top.
+#[test]
+fn typescript_reexports_pass_on_what_they_name() {
+    let src = "export * from \"./schemas.js\";\nexport { a, b as c } from \"./pair.js\";\n\
+               export * as coerce from \"./coerce.js\";\nexport type { T } from \"./types.js\";\n";
+    let f = parse_file("src/external.ts", Lang::TypeScript, src.as_bytes());
+    let by_module = |m: &str| f.imports.iter().find(|i| i.module == m).expect(m);
+    let all = by_module("./schemas.js");
+    assert!(all.wildcard && all.names.is_empty());
+    let pair = by_module("./pair.js");
+    assert!(!pair.wildcard);
+    assert_eq!(
+        pair.names,
+        vec![
+            ("a".to_string(), "a".to_string()),
+            ("b".to_string(), "c".to_string())
+        ]
+    );
+    let coerce = by_module("./coerce.js");
+    assert!(!coerce.wildcard && coerce.names.is_empty());
+    assert_eq!(coerce.module_alias.as_deref(), Some("coerce"));
+    assert_eq!(
+        by_module("./types.js").names,
+        vec![("T".to_string(), "T".to_string())]
+    );
+}
