@@ -4,9 +4,10 @@
 //!
 //! The parser writes such a receiver with its arguments left out (`Builder::new().wide()`);
 //! the chain starts at a type's associated function (`Type::f()`, `Self::f()`), a function in
-//! scope (`f()`), `self`, or a value whose type the parser knew (`<Builder>`). A link whose callee is not found, is ambiguous, or declares no
-//! return type a member lookup can use (`Result<…>`, a trait object) ends the chain unknown,
-//! and the call is resolved as on any receiver of unknown type.
+//! scope (`f()`), `self`, or a value whose type the parser knew (`<Builder>`). A link whose
+//! callee is not found, is ambiguous, or declares no return type a member lookup can use
+//! (`Result<…>`, a trait object) ends the chain unknown, and the call is resolved as on any
+//! receiver of unknown type.
 
 use super::resolve::FileScope;
 use crate::model::{Definition, Lang, RefKind};
