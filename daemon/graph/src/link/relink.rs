@@ -82,8 +82,7 @@ fn same_module_interface(a: &ParsedFile, b: &ParsedFile) -> bool {
     // A base is named by the qualified name of the type that names it: positions move.
     fn bases(f: &ParsedFile) -> Vec<(RefKind, &str, Option<&str>, Option<&str>)> {
         f.references
-            .iter()
-            .filter(|r| matches!(r.kind, RefKind::Inherits | RefKind::Implements))
+            .of_kinds(&[RefKind::Inherits, RefKind::Implements])
             .map(|r| {
                 let scope = r
                     .scope

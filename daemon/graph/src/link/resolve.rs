@@ -90,10 +90,10 @@ impl Symbols {
             bases: Table::default(),
         };
         for f in &g.files {
-            for r in &f.references {
-                if !matches!(r.kind, RefKind::Inherits | RefKind::Implements) {
-                    continue;
-                }
+            for r in f
+                .references
+                .of_kinds(&[RefKind::Inherits, RefKind::Implements])
+            {
                 let Some(mut scope) = r.scope else { continue };
                 // A base named in a type's body (PHP's `use SomeTrait;`) lies in a region of
                 // the type: the type is the owner.

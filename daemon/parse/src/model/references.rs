@@ -69,6 +69,18 @@ impl References {
         }
     }
 
+    /// The references of the given kinds, in order; the others are skipped before their
+    /// strings are looked up (the symbol tables read only the few that name a base).
+    pub fn of_kinds<'a>(
+        &'a self,
+        kinds: &'a [RefKind],
+    ) -> impl Iterator<Item = Reference<'a>> + 'a {
+        self.items
+            .iter()
+            .filter(move |s| kinds.contains(&s.kind))
+            .map(move |s| self.view(s))
+    }
+
     /// Moves reference `i` to another scope (regions take the module-level references they
     /// hold).
     pub fn set_scope(&mut self, i: usize, scope: Option<u32>) {
@@ -222,6 +234,33 @@ mod tests {
         let json = serde_json::to_string(&refs).expect("encodes");
         let back: References = serde_json::from_str(&json).expect("decodes");
         assert_eq!(back, refs);
+    }
+
+    #[test]
+    fn references_of_some_kinds_are_those_in_order() {
+        let base = |name| Reference {
+            kind: RefKind::Inherits,
+            ..reference(name, None, None, Some(0))
+        };
+        let mut b = ReferencesBuilder::default();
+        for r in [
+            reference("f", None, None, None),
+            base("A"),
+            reference("g", None, None, None),
+            base("B"),
+        ] {
+            b.push(r);
+        }
+        let refs = b.finish();
+        fn names<'a>(refs: &'a References, kinds: &'a [RefKind]) -> Vec<&'a str> {
+            refs.of_kinds(kinds).map(|r| r.name).collect()
+        }
+        assert_eq!(
+            names(&refs, &[RefKind::Inherits, RefKind::Implements]),
+            vec!["A", "B"]
+        );
+        assert_eq!(names(&refs, &[RefKind::Call]), vec!["f", "g"]);
+        assert!(names(&refs, &[]).is_empty());
     }
 
     #[test]
