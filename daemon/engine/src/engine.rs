@@ -334,7 +334,7 @@ impl Engine {
         if let Some(restored) = Self::restore(&root, &config, &store, progress) {
             return restored;
         }
-        let (mut repo, sources) = repo::build_with_sources(
+        let (repo, sources) = repo::build_with_sources(
             &root,
             BuildOptions {
                 walk: Some(&config.walk),
@@ -346,14 +346,10 @@ impl Engine {
                 defer_tests_over,
             },
         )?;
-        let unstored = repo.unstored.take();
         let (index, timings) = lexical(&repo, &sources, progress);
-        let engine = Engine::assemble(repo, sources, index, timings, store, config);
-        *engine
-            .unstored_parses
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = unstored;
-        Ok(engine)
+        Ok(Engine::assemble(
+            repo, sources, index, timings, store, config,
+        ))
     }
 
     /// Test files a first build left out (see [`Engine::open_sources_first`]); 0 once an
@@ -363,14 +359,17 @@ impl Engine {
     }
 
     /// An engine over built (or restored) parts, without semantics yet.
+    /// The engine of a built repository; the parses its build left unstored wait for
+    /// [`Engine::store_parses`].
     fn assemble(
-        repo: RepoGraph,
+        mut repo: RepoGraph,
         sources: Sources,
         index: Index,
         timings: IndexTimings,
         store: Option<Arc<Store>>,
         config: Arc<Config>,
     ) -> Engine {
+        let unstored = repo.unstored.take();
         Engine {
             lines: crate::lines::LineIndex::new(sources.len()),
             boilerplate: crate::question::Boilerplate::load(&repo.root),
@@ -383,7 +382,7 @@ impl Engine {
             freshness: "current".into(),
             config,
             restored: false,
-            unstored_parses: std::sync::Mutex::new(None),
+            unstored_parses: std::sync::Mutex::new(unstored),
             history: std::sync::RwLock::new(None),
         }
     }
@@ -559,7 +558,7 @@ impl Engine {
         progress: Option<Progress<'_>>,
     ) -> Result<Engine, EngineError> {
         let previous = self.repo.previous(&self.sources, changed);
-        let (mut repo, sources) = repo::build_with_sources(
+        let (repo, sources) = repo::build_with_sources(
             &self.repo.root,
             BuildOptions {
                 walk: Some(&self.config.walk),
@@ -574,7 +573,6 @@ impl Engine {
             },
         )?;
         drop(previous);
-        let unstored = repo.unstored.take();
         let kept = crate::index::kept_nodes(&self.repo.graph, &self.sources, &repo.graph, &sources);
         let (index, mut timings) = lexical_update(self, &repo, &sources, &kept, progress);
         let t = Instant::now();
@@ -602,10 +600,6 @@ impl Engine {
         );
         next.semantic = self.semantic.carried(semantic);
         next.freshness = self.freshness.clone();
-        *next
-            .unstored_parses
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner()) = unstored;
         if let Some(h) = self.history() {
             next.set_history(h);
         }

@@ -395,6 +395,15 @@ type KeptFile = (Arc<ParsedFile>, Arc<[u8]>, FileStamp);
 /// so both are judged together, on every build and update alike.
 fn drop_amalgamations(report: &mut WalkReport, kept: &mut Vec<KeptFile>) {
     use crate::walk::copies::{File, copies};
+    // Verdicts change only with the C and C++ files read now: kept files were judged with
+    // the others last time, and an amalgamation skipped then is read again each time.
+    if !report
+        .files
+        .iter()
+        .any(|f| matches!(f.lang, crate::model::Lang::C | crate::model::Lang::Cpp))
+    {
+        return;
+    }
     let found: HashSet<usize> = {
         let read = report.files.iter().map(|f| File {
             lang: f.lang,

@@ -177,12 +177,9 @@ impl Residents {
         let n = changed.len();
         let mut next = current.update(changed, None)?;
         // A model that arrived after this repository was built (downloaded on first use).
-        if !next.semantic.has_model()
-            && let Ok(model) = self.model()
-        {
-            next.attach_semantic(model);
-            next.semantic
-                .set_pending_hint("embedding in the background");
+        if !next.semantic.has_model() {
+            // Without one, the snapshot keeps the note its predecessor had.
+            let _ = self.attach_model(&mut next);
         }
         let next = Arc::new(next);
         resident.publish(next.clone());

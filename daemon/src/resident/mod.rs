@@ -397,14 +397,8 @@ impl Residents {
             }
             _ => Engine::open_in(root, config, self.store(), progress)?,
         };
-        match self.model() {
-            Ok(model) => {
-                engine.attach_semantic(model);
-                engine
-                    .semantic
-                    .set_pending_hint("embedding in the background");
-            }
-            Err(why) => engine.semantic.unavailable(&why),
+        if let Err(why) = self.attach_model(&mut engine) {
+            engine.semantic.unavailable(&why);
         }
         let g = &engine.repo.graph;
         tracing::info!(

@@ -28,6 +28,16 @@ impl Residents {
         model_dir(&engine.embed, engine.cache_dir.as_deref())
     }
 
+    /// Attaches the model to `engine`, whose missing vectors the background embedder then
+    /// fills (answers say so); `Err(why)` when there is no model.
+    pub(super) fn attach_model(&self, engine: &mut fittok_engine::Engine) -> Result<(), String> {
+        engine.attach_semantic(self.model()?);
+        engine
+            .semantic
+            .set_pending_hint("embedding in the background");
+        Ok(())
+    }
+
     /// The loaded model, or why there is none, in one line. Loaded on first need; when it is not
     /// on disk and a download source is set, fetched in the background first (answers are
     /// lexical meanwhile, and say so).

@@ -167,7 +167,6 @@ impl Model {
         self.nodes[c].value
     }
 
-    /// The model's raw score (a sum over trees).
     /// Whether the model was trained on code in `lang`. Its trees split on the feature values
     /// of those languages' repositories; in another language's (C, C++ and the languages
     /// without mined training data) they are out of their domain, and fusion ranks better.
@@ -181,6 +180,7 @@ impl Model {
             .is_none_or(|known| known.iter().any(|k| k == name))
     }
 
+    /// The model's raw score (a sum over trees).
     pub fn raw(&self, x: &[f32; features::N]) -> f32 {
         self.roots.iter().map(|&r| self.tree(r, x)).sum()
     }

@@ -12,9 +12,6 @@
 use super::resolve::FileScope;
 use crate::model::{Definition, Lang, RefKind};
 
-/// The type a chain of at most this many calls yields; longer ones are left unknown.
-const MAX_LINKS: usize = 24;
-
 /// The name of the type a definition's signature says it returns: `-> &mut Builder` gives
 /// `Builder`, `-> Self` gives `Self`, `-> io::Result<()>` gives `Result`. `None` when the
 /// signature declares none (or the language's signatures are not read here).
@@ -92,10 +89,8 @@ impl FileScope<'_> {
                 self.returned(&callees)?
             }
         };
-        for (i, link) in links.enumerate() {
-            if i >= MAX_LINKS {
-                return None;
-            }
+        // The parser bounds a chain's length.
+        for link in links {
             let name = link.strip_suffix("()")?;
             ty = self.returned(&self.members_of(&ty, name))?;
         }
