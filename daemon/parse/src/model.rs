@@ -299,6 +299,7 @@ pub enum RefKind {
 /// names it binds in the importing file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Import {
+    /// The module as written; empty for this file's own exports (see [`Import::own`]).
     pub module: String,
     /// (name in the module, local alias). Empty with `whole_module` set: `import x as y`.
     pub names: Vec<(String, String)>,
@@ -320,6 +321,25 @@ impl Import {
             wildcard: true,
             line,
         }
+    }
+
+    /// This file's own definitions exported under other names, as (definition, exported
+    /// name): CommonJS `module.exports = f` and ES `export default f` export `f` as
+    /// `default`; `exports.g = f` and `export { f as g }` as `g`. Importers look names up
+    /// through it as through a re-export from another module.
+    pub fn own(names: Vec<(String, String)>, line: u32) -> Import {
+        Import {
+            module: String::new(),
+            names,
+            module_alias: None,
+            wildcard: false,
+            line,
+        }
+    }
+
+    /// Whether this is an [`Import::own`]: names exported, nothing imported.
+    pub fn is_own(&self) -> bool {
+        self.module.is_empty()
     }
 }
 

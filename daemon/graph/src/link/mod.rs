@@ -470,7 +470,7 @@ fn resolve_files(
         }
         let scope = resolve::FileScope::build(g, modules, symbols, fi);
         let Some(s) = stats.last_mut() else { continue };
-        s.imports = f.imports.len() as u32;
+        s.imports = f.imports.iter().filter(|i| !i.is_own()).count() as u32;
         for targets in &scope.import_files {
             if !targets.is_empty() {
                 s.imports_resolved += 1;
@@ -567,6 +567,8 @@ pub fn summarize(g: &Graph) -> std::collections::BTreeMap<Lang, LangSummary> {
     out
 }
 
+#[cfg(test)]
+mod js_modules_tests;
 #[cfg(test)]
 mod more_languages_tests;
 #[cfg(test)]

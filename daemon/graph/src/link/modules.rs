@@ -191,7 +191,11 @@ impl ModuleIndex {
                 Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
                     let stem = strip_ext(&f.path);
                     ix.js.entry(stem.to_string()).or_default().push(i);
-                    let dir = stem.strip_suffix("/index");
+                    // `dir/index.js` is also the module `dir`; the root's is `require('../')`.
+                    let dir = match stem {
+                        "index" => Some(""),
+                        _ => stem.strip_suffix("/index"),
+                    };
                     if let Some(dir) = dir {
                         ix.js.entry(dir.to_string()).or_default().push(i);
                     }

@@ -167,7 +167,7 @@ impl<'a> FileScope<'a> {
             },
             import_files: Vec::new(),
         };
-        for imp in &f.imports {
+        for imp in f.imports.iter().filter(|i| !i.is_own()) {
             let files = modules.resolve(f, &imp.module);
             let mut all_files = files.clone();
             if let Some(alias) = &imp.module_alias {
@@ -284,7 +284,11 @@ impl<'a> FileScope<'a> {
                     .map(|(n, _)| n.as_str())
                     .or(imp.wildcard.then_some(name));
                 if let Some(original) = original {
-                    let targets = self.modules.resolve(f, &imp.module);
+                    let targets = if imp.is_own() {
+                        vec![fi]
+                    } else {
+                        self.modules.resolve(f, &imp.module)
+                    };
                     out.extend(self.exported_from(&targets, original, depth + 1, seen));
                 }
             }

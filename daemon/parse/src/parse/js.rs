@@ -6,7 +6,10 @@ use super::Fields;
 use tree_sitter::Node;
 
 use super::{Cx, base_type_name, unquote};
-use crate::model::{DefKind, Import, RefKind};
+use crate::model::{DefKind, RefKind};
+
+mod modules;
+use modules::{commonjs_assignment, export, import, is_require, require, require_names};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
     match node.kind() {
@@ -154,6 +157,10 @@ fn parameters(cx: &mut Cx, params: Node) {
 }
 
 fn class(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) {
+    class_index(cx, node, outer, name, kind);
+}
+
+fn class_index(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) -> u32 {
     let body = node.field("body");
     let idx = cx.define(outer, name, kind, body);
     cx.within(idx, false, |cx| {
@@ -170,6 +177,7 @@ fn class(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) {
             cx.children(body, visit);
         }
     });
+    idx
 }
 
 fn heritage(cx: &mut Cx, node: Node) {
@@ -312,11 +320,15 @@ fn destructured_names(cx: &Cx, pattern: Node) -> Vec<(String, String)> {
     names
 }
 
-/// `obj.prop = function () {}` / `module.exports.f = () => {}` / `Foo.prototype.bar = …`.
+/// `obj.prop = function () {}` / `module.exports.f = () => {}` / `Foo.prototype.bar = …`;
+/// CommonJS exports.
 fn assignment(cx: &mut Cx, node: Node) {
     let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return cx.children(node, visit);
     };
+    if commonjs_assignment(cx, node, left) {
+        return;
+    }
     if is_function(right) {
         let name = match left.kind() {
             "member_expression" => cx.field_text(left, "property"),
@@ -350,187 +362,6 @@ fn assignment(cx: &mut Cx, node: Node) {
         cx.bind(left, base_type_name(&ty).to_string());
     }
     cx.children(node, visit);
-}
-
-fn export(cx: &mut Cx, node: Node) {
-    if let Some(decl) = node.field("declaration") {
-        // The definition's extent includes `export`.
-        return match decl.kind() {
-            "function_declaration" | "generator_function_declaration" => {
-                let name = cx
-                    .field_text(decl, "name")
-                    .unwrap_or_else(|| "default".into());
-                function(cx, node, decl, name)
-            }
-            "class_declaration" | "abstract_class_declaration" => {
-                let name = cx
-                    .field_text(decl, "name")
-                    .unwrap_or_else(|| "default".into());
-                class(cx, decl, node, name, DefKind::Class)
-            }
-            _ => visit(cx, decl),
-        };
-    }
-    if let Some(value) = node.field("value") {
-        // `export default function () {}` / `export default class {}` / `export default () => …`
-        return match value.kind() {
-            k if is_function(value) || k == "function_declaration" => {
-                let name = cx
-                    .field_text(value, "name")
-                    .unwrap_or_else(|| "default".into());
-                function(cx, node, value, name)
-            }
-            "class" | "class_declaration" => {
-                let name = cx
-                    .field_text(value, "name")
-                    .unwrap_or_else(|| "default".into());
-                class(cx, value, node, name, DefKind::Class)
-            }
-            _ => visit(cx, value),
-        };
-    }
-    // `export function f` is parsed with the declaration as a plain child in some grammars.
-    let mut cursor = node.walk();
-    let children: Vec<Node> = node.named_children(&mut cursor).collect();
-    for child in children {
-        match child.kind() {
-            "function_declaration" | "generator_function_declaration" => {
-                let name = cx
-                    .field_text(child, "name")
-                    .unwrap_or_else(|| "default".into());
-                function(cx, node, child, name);
-            }
-            "class_declaration" | "class" => {
-                let name = cx
-                    .field_text(child, "name")
-                    .unwrap_or_else(|| "default".into());
-                class(cx, child, node, name, DefKind::Class);
-            }
-            "export_clause" => {}
-            _ => visit(cx, child),
-        }
-    }
-    // Re-exports: `export * from './x'` passes on everything `./x` exports; `export { a, b as
-    // c } from './x'` only those names; `export * as ns from './x'` only the namespace `ns`.
-    if let Some(source) = node.field("source") {
-        let module = unquote(&cx.text(source));
-        let line = node.start_position().row as u32 + 1;
-        let mut names = Vec::new();
-        let mut module_alias = None;
-        let mut listed = false;
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "export_clause" => {
-                    listed = true;
-                    let mut specs = child.walk();
-                    for spec in child.named_children(&mut specs) {
-                        if let Some(name) = cx.field_text(spec, "name") {
-                            let alias =
-                                cx.field_text(spec, "alias").unwrap_or_else(|| name.clone());
-                            names.push((unquote(&name), unquote(&alias)));
-                        }
-                    }
-                }
-                "namespace_export" => {
-                    module_alias = child.named_child(0).map(|n| unquote(&cx.text(n)));
-                }
-                _ => {}
-            }
-        }
-        cx.import(if listed || module_alias.is_some() {
-            Import {
-                module,
-                names,
-                module_alias,
-                wildcard: false,
-                line,
-            }
-        } else {
-            Import::everything(module, line)
-        });
-    }
-}
-
-fn import(cx: &mut Cx, node: Node) {
-    let Some(source) = node.field("source") else {
-        return;
-    };
-    let module = unquote(&cx.text(source));
-    let mut names = Vec::new();
-    let mut module_alias = None;
-    let mut cursor = node.walk();
-    let clauses: Vec<Node> = node
-        .named_children(&mut cursor)
-        .filter(|c| c.kind() == "import_clause")
-        .collect();
-    for clause in clauses {
-        let mut cursor = clause.walk();
-        for part in clause.named_children(&mut cursor) {
-            match part.kind() {
-                // `import x from './m'` binds the default export.
-                "identifier" => names.push(("default".to_string(), cx.text(part))),
-                "namespace_import" => {
-                    module_alias = part.named_child(0).map(|n| cx.text(n));
-                }
-                "named_imports" => {
-                    let mut c = part.walk();
-                    for spec in part.named_children(&mut c) {
-                        if spec.kind() != "import_specifier" {
-                            continue;
-                        }
-                        let name = cx.field_text(spec, "name").unwrap_or_default();
-                        let alias = cx.field_text(spec, "alias").unwrap_or_else(|| name.clone());
-                        names.push((unquote(&name), alias));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    cx.import(Import {
-        module,
-        names,
-        module_alias,
-        wildcard: false,
-        line: node.start_position().row as u32 + 1,
-    });
-}
-
-fn is_require(cx: &Cx, call: Node) -> bool {
-    call.field("function")
-        .is_some_and(|f| f.kind() == "identifier" && cx.text(f) == "require")
-}
-
-fn require_module(cx: &Cx, call: Node) -> Option<String> {
-    let args = call.field("arguments")?;
-    let first = args.named_child(0)?;
-    (first.kind() == "string").then(|| unquote(&cx.text(first)))
-}
-
-/// `const x = require('m')` binds `x` to the module.
-fn require(cx: &mut Cx, call: Node, alias: Option<String>) {
-    if let Some(module) = require_module(cx, call) {
-        cx.import(Import {
-            module,
-            names: Vec::new(),
-            module_alias: alias.filter(|a| !a.is_empty()),
-            wildcard: false,
-            line: call.start_position().row as u32 + 1,
-        });
-    }
-}
-
-fn require_names(cx: &mut Cx, call: Node, names: Vec<(String, String)>) {
-    if let Some(module) = require_module(cx, call) {
-        cx.import(Import {
-            module,
-            names,
-            module_alias: None,
-            wildcard: false,
-            line: call.start_position().row as u32 + 1,
-        });
-    }
 }
 
 fn callee(cx: &Cx, node: Node) -> (String, Option<String>) {

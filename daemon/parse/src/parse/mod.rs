@@ -548,8 +548,19 @@ impl<'f, 's> Cx<'f, 's> {
         });
     }
 
+    /// Records an import. One without a module (a syntax error, `require('')`) imports
+    /// nothing; an empty module is reserved for [`Cx::export_own`].
     pub fn import(&mut self, import: Import) {
-        self.file.imports.push(import);
+        if !import.module.is_empty() {
+            self.file.imports.push(import);
+        }
+    }
+
+    /// Records this file's definitions exported under other names ([`Import::own`]).
+    pub fn export_own(&mut self, names: Vec<(String, String)>, line: u32) {
+        if !names.is_empty() {
+            self.file.imports.push(Import::own(names, line));
+        }
     }
 
     /// Text from the start of `node` to the start of its body, whitespace-trimmed, at most
