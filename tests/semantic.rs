@@ -99,3 +99,52 @@ fn missing_model_degrades_to_lexical_with_one_line() {
         "{note}"
     );
 }
+
+/// A first build that leaves its tests for the update right after, with no vectors stored,
+/// answers without waiting for the model; the update attaches it. Once vectors are stored, a
+/// first build attaches the model at once.
+#[test]
+fn a_first_answer_without_stored_vectors_does_not_wait_for_the_model() {
+    use fittok_e2e::{DaemonEnv, ok, status_json};
+    let env = DaemonEnv::new("deferred-model")
+        .with_model()
+        .env("FITTOK_DEFER_TESTS_OVER", "1");
+    let repo = repo();
+    repo.write(
+        "tests/test_imaging.py",
+        "from src.imaging import rotate\n\n\ndef test_rotate():\n    assert rotate\n",
+    );
+    let path = repo.path().to_str().unwrap();
+    let ask = || ok(&env.fittok(&["query", path, QUESTION, "--budget", "300"]));
+    let first = ask();
+    assert!(
+        first.contains("the embedding model joins once the tests are indexed"),
+        "{first}"
+    );
+    let log = env.log();
+    let resident = log.find("repository resident").expect("built");
+    assert!(
+        log[..resident].find("model loaded").is_none(),
+        "the model waited: {log}"
+    );
+    // The update that adds the tests attaches the model, and the embedder fills the vectors.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while status_json(&env)["repos"][0]["semantic_coverage"] != 1.0
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        status_json(&env)["repos"][0]["semantic_coverage"],
+        1.0,
+        "{}",
+        env.log()
+    );
+    assert!(!ask().contains("joins once"));
+
+    // Vectors stored: after a restart without the snapshot, the first build attaches the model.
+    ok(&env.fittok(&["daemon", "stop"]));
+    let _ = std::fs::remove_dir_all(env.cache.join("snapshots"));
+    let again = ask();
+    assert!(!again.contains("joins once"), "{again}");
+}

@@ -535,6 +535,14 @@ impl Engine {
         self.timings.embed = t.elapsed();
     }
 
+    /// Whether the vector store holds vectors for this repository, judged by 64 of its nodes.
+    /// Without any, a model attached now ranks nothing until it has embedded.
+    pub fn has_stored_vectors(&self) -> bool {
+        self.store.as_deref().is_some_and(|store| {
+            crate::embed::semantic::store_has_vectors(&self.repo.graph, &self.sources, store, 64)
+        })
+    }
+
     /// Attaches a loaded model and the vectors the store has for this repository's nodes.
     pub fn attach_semantic(&mut self, embedder: Arc<Embedder>) {
         let index = SemanticIndex::from_store(

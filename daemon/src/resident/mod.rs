@@ -397,7 +397,16 @@ impl Residents {
             }
             _ => Engine::open_in(root, config, self.store(), progress)?,
         };
-        if let Err(why) = self.attach_model(&mut engine) {
+        // A first snapshot without its tests is replaced at once by the update that adds them.
+        // With no vectors stored for the repository the model has nothing to rank with, so
+        // loading it and looking its vectors up (kafka: ~250 ms) waits for that update.
+        let model_on_hand =
+            self.opts.semantic && (self.model.get().is_some() || self.model_dir().is_ok());
+        if engine.deferred_tests() > 0 && model_on_hand && !engine.has_stored_vectors() {
+            engine
+                .semantic
+                .defer("the embedding model joins once the tests are indexed");
+        } else if let Err(why) = self.attach_model(&mut engine) {
             engine.semantic.unavailable(&why);
         }
         let g = &engine.repo.graph;

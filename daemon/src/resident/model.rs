@@ -23,7 +23,7 @@ pub(super) enum Download {
 
 impl Residents {
     /// Where the model is on disk, if it is.
-    fn model_dir(&self) -> Result<std::path::PathBuf, fittok_engine::embed::EmbedError> {
+    pub(super) fn model_dir(&self) -> Result<std::path::PathBuf, fittok_engine::embed::EmbedError> {
         let engine = &self.opts.config.engine;
         model_dir(&engine.embed, engine.cache_dir.as_deref())
     }
@@ -105,7 +105,11 @@ impl Residents {
         resident: &Arc<super::Resident>,
         engine: &Arc<fittok_engine::engine::Engine>,
     ) -> Option<Arc<fittok_engine::engine::Engine>> {
-        if engine.semantic.has_model() || !self.opts.semantic || self.model_dir().is_err() {
+        if engine.semantic.has_model()
+            || engine.semantic.is_deferred()
+            || !self.opts.semantic
+            || self.model_dir().is_err()
+        {
             return None;
         }
         self.model().ok()?;

@@ -54,6 +54,24 @@ fn is_trivial_accessor(def: &crate::model::Definition) -> bool {
     })
 }
 
+/// Whether `store` holds vectors for this graph's nodes, judged by `sample` embeddable nodes
+/// spread over it: a repository embedded before (even an older checkout of it) has most of
+/// them; one never embedded has none.
+pub fn store_has_vectors(g: &Graph, sources: &Sources, store: &Store, sample: usize) -> bool {
+    let eligible: Vec<u32> = (0..g.nodes.len() as u32)
+        .filter(|&n| embeddable(g, n))
+        .collect();
+    let step = (eligible.len() / sample.max(1)).max(1);
+    let keys: Vec<u128> = eligible
+        .iter()
+        .step_by(step)
+        .map(|&n| vector_key(MODEL_ID, &embed_text(g, sources, n)))
+        .collect();
+    store
+        .get_vectors(&keys, super::DIM)
+        .is_ok_and(|found| found.iter().any(Option::is_some))
+}
+
 /// Of the nodes that get a vector, this share — the first in embedding order — is the
 /// priority set whose coverage is reported on its own.
 pub const PRIORITY_SHARE: f32 = 0.1;

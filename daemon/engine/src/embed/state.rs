@@ -21,6 +21,8 @@ pub struct SemanticState {
     off_because: Option<String>,
     /// What to tell the user about nodes not embedded yet.
     pending_hint: &'static str,
+    /// The model is left for the next snapshot to attach ([`SemanticState::defer`]).
+    deferred: bool,
 }
 
 impl Default for SemanticState {
@@ -29,6 +31,7 @@ impl Default for SemanticState {
             attached: None,
             off_because: Some("semantic ranking off".into()),
             pending_hint: "`fittok index` completes them",
+            deferred: false,
         }
     }
 }
@@ -41,12 +44,14 @@ impl SemanticState {
             attached,
             off_because: self.off_because.clone(),
             pending_hint: self.pending_hint,
+            deferred: false,
         }
     }
 
     pub(crate) fn attach(&mut self, attached: Attached) {
         self.attached = Some(attached);
         self.off_because = None;
+        self.deferred = false;
     }
 
     /// Whether a model is attached.
@@ -63,6 +68,19 @@ impl SemanticState {
     /// Ranks without semantics and says why in every answer.
     pub fn unavailable(&mut self, why: &str) {
         self.turn_off(format!("{why}; ranking without semantics"));
+    }
+
+    /// Ranks without semantics until the next snapshot, which attaches the model: a
+    /// snapshot followed at once by another (a first build that leaves its tests for the
+    /// update right after) and with no vectors stored has no use for it yet.
+    pub fn defer(&mut self, why: &str) {
+        self.turn_off(why.to_string());
+        self.deferred = true;
+    }
+
+    /// Whether the model was left for the next snapshot ([`SemanticState::defer`]).
+    pub fn is_deferred(&self) -> bool {
+        self.deferred
     }
 
     /// What answers say about nodes not embedded yet ("embedding in the background").

@@ -45,9 +45,15 @@ fn calls_reach_what_a_module_exports_as_a_whole_or_under_another_name() {
     ]);
     let run = "test/app.test.js#run";
     for (to, why) in [
-        ("lib/app.js#createApplication", "module.exports = f, through index.js's require"),
+        (
+            "lib/app.js#createApplication",
+            "module.exports = f, through index.js's require",
+        ),
         ("lib/app.js#inner", "exports.renamed = inner"),
-        ("lib/view.js#View", "exports.view = require('./view'), a class exported whole"),
+        (
+            "lib/view.js#View",
+            "exports.view = require('./view'), a class exported whole",
+        ),
         ("lib/parse.js#parse", "module.exports = function parse"),
         ("lib/es.js#build", "export default build"),
         ("lib/es.js#a", "export { a as b }"),
@@ -55,10 +61,18 @@ fn calls_reach_what_a_module_exports_as_a_whole_or_under_another_name() {
         ("lib/tools.js#pad", "module.exports = { padStart: pad }"),
     ] {
         let calls = super::tests::edges(&g, EdgeKind::Calls);
-        assert!(has(&g, EdgeKind::Calls, run, to), "{why}: {to} not in {calls:?}");
+        assert!(
+            has(&g, EdgeKind::Calls, run, to),
+            "{why}: {to} not in {calls:?}"
+        );
     }
     assert!(
-        has(&g, EdgeKind::Calls, "lib/app.js#createApplication", "lib/view.js#View"),
+        has(
+            &g,
+            EdgeKind::Calls,
+            "lib/app.js#createApplication",
+            "lib/view.js#View"
+        ),
         "a required module's whole export, constructed"
     );
     // Own exports are not imports: nothing to resolve, nothing counted.

@@ -62,7 +62,9 @@ fn commonjs_slot(cx: &Cx, left: Node) -> Option<Option<String>> {
             let name = text
                 .strip_prefix("module.exports.")
                 .or_else(|| text.strip_prefix("exports."))?;
-            let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            let plain = name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
             plain.then(|| Some(name.to_string()))
         }
     }
