@@ -1053,6 +1053,14 @@ fn a_question_about_nothing_here_says_so_first_and_stays_short() {
             serde_json::from_str(&ok(&env.fittok(&["query", "--json", path, question]))).unwrap();
         assert_eq!(v["matched"], false, "{v}");
         assert!(v["tokens"].as_u64().unwrap() <= 300, "{v}");
+        // The first line states the short answer's size, not the one it replaced.
+        let stated = text
+            .lines()
+            .next()
+            .and_then(|l| l.rsplit_once(" · "))
+            .and_then(|(_, t)| t.strip_suffix(" tokens"))
+            .and_then(|n| n.parse::<u64>().ok());
+        assert_eq!(stated, v["tokens"].as_u64(), "{text}");
         assert!(v["nodes"].as_array().unwrap().is_empty(), "{v}");
     }
     // A question about the code still gets the code.

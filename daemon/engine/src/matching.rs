@@ -120,7 +120,8 @@ pub fn judge(answer: &mut Answer, e: Evidence, enc: Encoding, budget: usize) {
     }
     if !nothing(e) {
         let note = weak_note(answer.confidence);
-        answer.text = answer.text.replacen(crate::render::NOTE, &note, 1);
+        let text = answer.text.replacen(crate::render::NOTE, &note, 1);
+        answer.text = restated(enc, &text);
         answer.tokens = count(enc, &answer.text);
         return;
     }
@@ -146,14 +147,15 @@ pub fn judge(answer: &mut Answer, e: Evidence, enc: Encoding, budget: usize) {
 /// sentence saying so first, and the nearest definitions as ids to expand, within
 /// [`NOTHING_MATCHED_TOKENS`] (and the budget, when smaller).
 pub fn nothing_matched_text(answer: &Answer, enc: Encoding, budget: usize) -> String {
-    let first = answer.text.lines().next().unwrap_or("");
+    // The provenance line without the answer's token count, which this text restates.
+    let head = provenance_head(&answer.text);
     let limit = if budget == 0 {
         NOTHING_MATCHED_TOKENS
     } else {
         budget.min(NOTHING_MATCHED_TOKENS)
     };
     let mut text = format!(
-        "{first}\nNothing in this repository matches the question well (match {:.0} %): it may \
+        "{head}\nNothing in this repository matches the question well (match {:.0} %): it may \
          not be about this code. If it is, name a file, a function or a term the code uses.\n",
         answer.confidence * 100.0
     );
@@ -170,7 +172,37 @@ pub fn nothing_matched_text(answer: &Answer, enc: Encoding, budget: usize) -> St
         }
         text.push_str(&line);
     }
-    text
+    with_token_count(enc, head, &text[head.len()..])
+}
+
+/// The first line of an answer without its closing `· N tokens`.
+fn provenance_head(text: &str) -> &str {
+    let first = text.lines().next().unwrap_or("");
+    first
+        .rsplit_once(" · ")
+        .filter(|(_, t)| t.ends_with(" tokens"))
+        .map_or(first, |(head, _)| head)
+}
+
+/// `text` with its first line's token count made true again after an edit.
+fn restated(enc: Encoding, text: &str) -> String {
+    let head = provenance_head(text);
+    let first_len = text.lines().next().map_or(0, str::len);
+    with_token_count(enc, head, &text[first_len..])
+}
+
+/// `head · N tokens` then `rest`, N the tokens of the whole (a count's own digits counted).
+fn with_token_count(enc: Encoding, head: &str, rest: &str) -> String {
+    let compose = |n: usize| format!("{head} · {n} tokens{rest}");
+    let mut n = count(enc, &compose(0));
+    for _ in 0..3 {
+        let counted = count(enc, &compose(n));
+        if counted == n {
+            break;
+        }
+        n = counted;
+    }
+    compose(n)
 }
 
 #[cfg(test)]
