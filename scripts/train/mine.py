@@ -9,9 +9,10 @@ keep commits that look like one fix or feature:
 
 - question: the commit message, subject and body, trailers (Signed-off-by, Co-authored-by…)
   stripped. A squash merge's message is the pull request's title and text.
-- gold: the hunks the commit changed in non-test source files of the six languages, at the
-  parent commit (`base_commit`), each with `match_lines` as `../shared/eval/score.py` reads
-  them: its deleted lines, or for a pure addition the 3 nearest original lines above it.
+- gold: the hunks the commit changed in non-test source files of the six languages (or the
+  manifest's `filters.languages`), at the parent commit (`base_commit`), each with
+  `match_lines` as `../shared/eval/score.py` reads them: its deleted lines, or for a pure
+  addition the 3 nearest original lines above it.
 - filtered out: merges of branches, reverts, version bumps, formatting-only and vendored
   changes, commits touching more than `max_files` source files or `max_hunks` hunks, and
   messages too short to ask anything.
@@ -24,7 +25,9 @@ keep commits that look like one fix or feature:
 
 Writes `<out>/train.jsonl` and `<out>/valid.jsonl`: the validation split holds whole
 repositories (the manifest's `valid` list), never commits of a training repository.
-Only repositories listed in ../shared/eval/train-repos.txt may be named in the manifest.
+Only repositories listed in the manifest's `allowed` file may be named in it: for training,
+../shared/eval/train-repos.txt. `filters.language` may name a repository's language (a C++
+repository's `.h` files are C++); otherwise an instance's is its first gold file's.
 """
 
 from __future__ import annotations
@@ -51,9 +54,35 @@ EXT_LANG = {
     ".mts": "typescript",
     ".cts": "typescript",
     ".tsx": "typescript",
+    # The languages added later (a manifest's `language` names a repository's own: `.h` is C
+    # in a C repository and C++ in a C++ one).
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
 }
-VENDORED = {"vendor", "third_party", "node_modules", "dist", "build", "target", "generated"}
+# The languages mined unless a manifest's `filters.languages` names others.
+FIRST_SIX = ["python", "rust", "go", "java", "javascript", "typescript"]
+VENDORED = {"vendor", "third_party", "node_modules", "dist", "build", "target", "generated",
+            "single_include", "singleheader", "3rdparty", "external", "extern"}
 TEST_DIRS = {"tests", "test", "__tests__", "testing", "testdata", "spec", "specs", "e2e", "benches", "examples"}
+# Test files of the added languages: `FooTest.php`, `foo_spec.rb`, `test_foo.rb`, `FooTests.cs`,
+# `FooSpec.scala`, `FooTests.swift`, and .NET's test projects (`src/AutoMapper.UnitTests/`).
+TEST_FILE_MORE = re.compile(
+    r"(Tests?|Specs?)\.(php|cs|kt|swift|scala)$|_(spec|test)\.rb$|^test_[^/]*\.rb$"
+)
+TEST_DIR_MORE = re.compile(r"[._-](unit|integration)?_?(tests?|specs?)$", re.I)
 TRAILER = re.compile(r"^[A-Z][A-Za-z-]+(-[A-Za-z]+)*: .+$")
 SKIP_SUBJECT = re.compile(
     r"^(revert|bump|release|merge|chore\(deps|chore\(release|update dependenc|"
@@ -96,11 +125,14 @@ def is_test_path(path: str) -> bool:
         or name.endswith("Tests.java")
     ):
         return True
-    return any(d in TEST_DIRS for d in parts[:-1])
+    more = lang_of(path) not in FIRST_SIX
+    if more and TEST_FILE_MORE.search(name):
+        return True
+    return any(d in TEST_DIRS or (more and TEST_DIR_MORE.search(d)) for d in parts[:-1])
 
 
-def is_source(path: str) -> bool:
-    if lang_of(path) is None or is_test_path(path):
+def is_source(path: str, langs: list[str]) -> bool:
+    if lang_of(path) not in langs or is_test_path(path):
         return False
     return not any(d in VENDORED for d in path.split("/")[:-1])
 
@@ -218,7 +250,7 @@ def gold_of(gitdir: Path, parent: str, sha: str, names: list[str], cfg: dict) ->
     changed = []
     for row in names:
         parts = row.split("\t")
-        if len(parts) == 2 and parts[0] == "M" and is_source(parts[1]):
+        if len(parts) == 2 and parts[0] == "M" and is_source(parts[1], cfg.get("languages", FIRST_SIX)):
             changed.append(parts[1])
     if not changed or len(changed) > cfg["max_files"]:
         return [], 0
@@ -266,7 +298,7 @@ def mine_repo(name: str, gitdir: Path, cfg: dict) -> list[dict]:
             "source": "history",
             "upstream_ref": f"https://github.com/{name}/commit/{sha}",
             "repo": name,
-            "language": langs[0],
+            "language": cfg.get("language", {}).get(name, langs[0]),
             "base_commit": parent,
             "question": question,
             "gold_files": gold,

@@ -197,13 +197,13 @@ const WALK_SEEDS: usize = 30;
 
 /// Which model orders the candidates.
 ///
-/// The learned model is trained on short commit messages and on whole bug reports, so it has
-/// seen both shapes; `Auto` still gives long questions (issue texts) to fusion, whose weights
-/// were set on such texts and which held more of their fixes at the budgets agents ask for
-/// (`bench/results/dev.md` keeps the comparison, and `--ranker learned` repeats it).
+/// The learned model is trained on short commit messages and on whole bug reports, so `Auto`
+/// gives it questions of both shapes; on unseen bug reports it held more of their fixes than
+/// fusion at both budgets (`bench/results/dev.md` keeps the comparison, and `--ranker fusion`
+/// repeats it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Ranker {
-    /// The learned ranker in repositories of a language it was trained on ([`learned::Model::knows`];
+    /// The learned ranker in repositories of a language it ranks ([`learned::Model::knows`];
     /// with vectors, the semantic order joins the model's at [`SEMANTIC_SHARE`]: the model
     /// never saw them in training); reciprocal rank fusion in other languages, and for
     /// questions no node matches lexically (only vectors can rank a paraphrase).
@@ -525,7 +525,7 @@ pub fn rank(
     let model = match ranker {
         Ranker::Learned => learned::model(),
         // Questions short and long (issue texts are in its training data), in the languages
-        // it was trained on. With vectors the model still orders the lexical candidates and
+        // it ranks. With vectors the model still orders the lexical candidates and
         // semantics join its order afterwards: the model never saw vectors, and fused with
         // them instead it lost its own order's precision. A question with no lexical evidence
         // at all (a paraphrase) leaves the model only the candidates' shapes to go on;
