@@ -41,6 +41,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "shared" / "eval"))
+import common as eval_common  # noqa: E402  (../shared/eval: the benchmark's own rules)
+
 EXT_LANG = {
     ".py": "python",
     ".rs": "rust",
@@ -77,12 +80,6 @@ FIRST_SIX = ["python", "rust", "go", "java", "javascript", "typescript"]
 VENDORED = {"vendor", "third_party", "node_modules", "dist", "build", "target", "generated",
             "single_include", "singleheader", "3rdparty", "external", "extern"}
 TEST_DIRS = {"tests", "test", "__tests__", "testing", "testdata", "spec", "specs", "e2e", "benches", "examples"}
-# Test files of the added languages: `FooTest.php`, `foo_spec.rb`, `test_foo.rb`, `FooTests.cs`,
-# `FooSpec.scala`, `FooTests.swift`, and .NET's test projects (`src/AutoMapper.UnitTests/`).
-TEST_FILE_MORE = re.compile(
-    r"(Tests?|Specs?)\.(php|cs|kt|swift|scala)$|_(spec|test)\.rb$|^test_[^/]*\.rb$"
-)
-TEST_DIR_MORE = re.compile(r"[._-](unit|integration)?_?(tests?|specs?)$", re.I)
 TRAILER = re.compile(r"^[A-Z][A-Za-z-]+(-[A-Za-z]+)*: .+$")
 SKIP_SUBJECT = re.compile(
     r"^(revert|bump|release|merge|chore\(deps|chore\(release|update dependenc|"
@@ -125,10 +122,11 @@ def is_test_path(path: str) -> bool:
         or name.endswith("Tests.java")
     ):
         return True
-    more = lang_of(path) not in FIRST_SIX
-    if more and TEST_FILE_MORE.search(name):
-        return True
-    return any(d in TEST_DIRS or (more and TEST_DIR_MORE.search(d)) for d in parts[:-1])
+    if lang_of(path) not in FIRST_SIX:
+        # The added languages' tests as the benchmark's scorer tells them (`FooTests.cs`,
+        # `src/UnitTests/`, `foo_spec.rb`, `KingfisherTests/` …).
+        return eval_common.is_test_path(path)
+    return any(d in TEST_DIRS for d in parts[:-1])
 
 
 def is_source(path: str, langs: list[str]) -> bool:
