@@ -290,8 +290,14 @@ mod tests {
         };
         let m = with(r#","meta":{"languages":["python","typescript"]}"#);
         assert!(m.knows(Lang::Python) && m.knows(Lang::TypeScript) && m.knows(Lang::Tsx));
-        assert!(m.knows(Lang::Ruby) && m.knows(Lang::Kotlin), "laid out like Python");
-        assert!(!m.knows(Lang::Cpp) && !m.knows(Lang::C), "headers apart from sources");
+        assert!(
+            m.knows(Lang::Ruby) && m.knows(Lang::Kotlin),
+            "laid out like Python"
+        );
+        assert!(
+            !m.knows(Lang::Cpp) && !m.knows(Lang::C),
+            "headers apart from sources"
+        );
         let c = with(r#","meta":{"languages":["c"]}"#);
         assert!(c.knows(Lang::C) && !c.knows(Lang::Cpp));
         // A model file that does not say is taken to know every language.

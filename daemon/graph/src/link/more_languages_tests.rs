@@ -1,4 +1,4 @@
-//! Cross-file resolution tests for Scala, PHP and Swift, one small repository each.
+//! Cross-file resolution tests for Scala, PHP, Swift and Ruby, one small repository each.
 
 use super::EdgeKind;
 use super::tests::has;
@@ -239,4 +239,50 @@ fn swift_modules_follow_the_package_manifest() {
         "the import reaches every file of the target: {:?}",
         g.imports
     );
+}
+
+#[test]
+fn ruby_modules_are_constants_and_a_top_level_include_reaches_every_file() {
+    let g = graph(&[
+        ("lib/shop.rb", "module Shop\n  def self.logger; end\nend\n"),
+        (
+            "lib/shop/utils.rb",
+            "module Shop\n  module Utils\n    def self.slug(s); s; end\n  end\nend\n",
+        ),
+        (
+            "lib/shop/page.rb",
+            "module Shop\n  class Page\n    def title\n      Utils.slug(\"x\")\n      Shop.logger\n    end\n  end\nend\n",
+        ),
+        // Another `Utils`: the name alone decides nothing.
+        (
+            "lib/admin/utils.rb",
+            "module Admin\n  module Utils\n  end\nend\n",
+        ),
+        ("test/helper.rb", "require \"shop\"\ninclude Shop\n"),
+        (
+            "test/test_utils.rb",
+            "require \"helper\"\n\nclass TestUtils\n  def test_slug\n    Utils.slug(\"a\")\n  end\nend\n",
+        ),
+    ]);
+    let refs = super::tests::edges(&g, EdgeKind::References);
+    for (from, to, why) in [
+        (
+            "lib/shop/page.rb#Shop::Page#title",
+            "lib/shop/utils.rb#Shop::Utils",
+            "a module named from inside its namespace",
+        ),
+        (
+            "test/test_utils.rb#TestUtils#test_slug",
+            "lib/shop/utils.rb#Shop::Utils",
+            "through `include Shop` at a helper's top level",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::References, from, to), "{why}: {refs:?}");
+        assert!(!has(
+            &g,
+            EdgeKind::References,
+            from,
+            "lib/admin/utils.rb#Admin::Utils"
+        ));
+    }
 }

@@ -18,6 +18,9 @@ pub struct Symbols {
     member_names: Table<String, Vec<u32>>,
     /// Type name → names of its bases (inherits/implements/embeds), by name.
     bases: Table<String, Vec<String>>,
+    /// Ruby modules included at the top level of some file (`include Jekyll` in a test
+    /// helper): mixed into `Object`, their constants are visible everywhere.
+    ruby_global_mixins: Vec<String>,
 }
 
 /// The symbol tables hash names by FNV: built for every link and update (a fifth of a kafka
@@ -88,12 +91,26 @@ impl Symbols {
             members,
             member_names,
             bases: Table::default(),
+            ruby_global_mixins: Vec::new(),
         };
         for f in &g.files {
             for r in f
                 .references
                 .of_kinds(&[RefKind::Inherits, RefKind::Implements])
             {
+                let top_level = r.scope.is_none_or(|s| {
+                    let d = &f.definitions[s as usize];
+                    d.kind == DefKind::Region && d.parent.is_none()
+                });
+                if f.lang == Lang::Ruby && r.kind == RefKind::Implements && top_level {
+                    let name = match r.receiver {
+                        Some(recv) => format!("{recv}::{}", r.name),
+                        None => r.name.to_string(),
+                    };
+                    if !s.ruby_global_mixins.contains(&name) {
+                        s.ruby_global_mixins.push(name);
+                    }
+                }
                 let Some(mut scope) = r.scope else { continue };
                 // A base named in a type's body (PHP's `use SomeTrait;`) lies in a region of
                 // the type: the type is the owner.
@@ -300,11 +317,13 @@ impl<'a> FileScope<'a> {
         self.g.file_of(node).lang.family() == self.lang.family()
     }
 
-    fn fits(kind: RefKind, def: DefKind) -> bool {
+    fn fits(&self, kind: RefKind, def: DefKind) -> bool {
         match kind {
             RefKind::MacroCall => def == DefKind::Macro,
             RefKind::Call => def.is_callable() || def.is_type() || def == DefKind::Constant,
-            _ => def.is_type(),
+            // A Ruby module is a constant like a class: `Rack::Utils.escape`, `include
+            // Comparable`, `Jekyll.logger` name it as a type is named.
+            _ => def.is_type() || (self.lang == Lang::Ruby && def == DefKind::Module),
         }
     }
 
@@ -316,7 +335,7 @@ impl<'a> FileScope<'a> {
         };
         let mut found: Vec<u32> = found
             .into_iter()
-            .filter(|&n| Self::fits(r.kind, self.g.def(n).kind))
+            .filter(|&n| self.fits(r.kind, self.g.def(n).kind))
             .collect();
         // A call cannot mean an interface, a trait or a type alias when a definition it can
         // mean shares the name: TypeScript merges `interface X` with `function X` or
@@ -388,7 +407,7 @@ impl<'a> FileScope<'a> {
                 }
             })
             .map(|(i, _)| self.g.node_id(self.file, i as u32))
-            .filter(|&n| Self::fits(kind, self.g.def(n).kind))
+            .filter(|&n| self.fits(kind, self.g.def(n).kind))
             .collect();
         if !local.is_empty() {
             return (local, How::Scope);
@@ -438,7 +457,7 @@ impl<'a> FileScope<'a> {
         let unique = self.unique(self.named(name).filter(|&n| {
             let d = self.g.def(n);
             self.same_family(n)
-                && Self::fits(kind, d.kind)
+                && self.fits(kind, d.kind)
                 && d.kind != DefKind::Method
                 && d.kind != DefKind::Constructor
         }));
@@ -462,7 +481,7 @@ impl<'a> FileScope<'a> {
             .filter(|&n| {
                 let d = self.g.def(n);
                 self.same_family(n)
-                    && Self::fits(kind, d.kind)
+                    && self.fits(kind, d.kind)
                     && matches!(d.kind, DefKind::Class | DefKind::Module | DefKind::Constant)
             })
             .collect();
@@ -476,6 +495,7 @@ impl<'a> FileScope<'a> {
             .map(|d| d.qualified_name.clone())
             .collect();
         nesting.push(String::new());
+        nesting.extend(self.sym.ruby_global_mixins.iter().cloned());
         for outer in nesting {
             let wanted = if outer.is_empty() {
                 name.to_string()
