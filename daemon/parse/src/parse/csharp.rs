@@ -34,7 +34,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 return cx.children(node, visit);
             };
             let idx = cx.define(node, name, DefKind::TypeAlias, None);
-            cx.within(idx, false, |cx| types_in(cx, node));
+            cx.with_type_params(node, |cx| cx.within(idx, false, |cx| types_in(cx, node)));
         }
         "method_declaration" => method(cx, node, DefKind::Method, None),
         "local_function_statement" => method(cx, node, DefKind::Function, None),
@@ -160,23 +160,29 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     let idx = cx.define(node, name, kind, body);
     let doc = xml_doc(cx, node);
     cx.set_doc(idx, doc);
-    cx.within(idx, false, |cx| {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children {
-            match child.kind() {
-                "base_list" => bases(cx, child, kind),
-                // A primary constructor's parameters (records, C# 12 classes).
-                "parameter_list" => {
-                    bind_parameters(cx, child);
-                    cx.children(child, visit);
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, false, |cx| {
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            for child in children {
+                match child.kind() {
+                    "base_list" => bases(cx, child, kind),
+                    // A primary constructor's parameters (records, C# 12 classes).
+                    "parameter_list" => {
+                        bind_parameters(cx, child);
+                        cx.children(child, visit);
+                    }
+                    // `where T : Item`: the bound names a type (`T` is skipped).
+                    "type_parameter_constraints_clause" => {
+                        type_refs(cx, child, RefKind::Type);
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 
@@ -225,27 +231,29 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind, name: Option<String>) {
     let idx = cx.define(node, name, kind, body);
     let doc = xml_doc(cx, node);
     cx.set_doc(idx, doc);
-    cx.within(idx, true, |cx| {
-        if let Some(params) = node.field("parameters") {
-            bind_parameters(cx, params);
-            // An extension method's `this Foo x` extends Foo: a use of the type.
-            cx.children(params, visit);
-        }
-        types_in(cx, node);
-        let mut cursor = node.walk();
-        let rest: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| matches!(c.kind(), "constructor_initializer" | "accessor_list"))
-            .collect();
-        for c in rest {
-            cx.children(c, visit);
-        }
-        if let Some(v) = node.field("value") {
-            visit(cx, v);
-        }
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, true, |cx| {
+            if let Some(params) = node.field("parameters") {
+                bind_parameters(cx, params);
+                // An extension method's `this Foo x` extends Foo: a use of the type.
+                cx.children(params, visit);
+            }
+            types_in(cx, node);
+            let mut cursor = node.walk();
+            let rest: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| matches!(c.kind(), "constructor_initializer" | "accessor_list"))
+                .collect();
+            for c in rest {
+                cx.children(c, visit);
+            }
+            if let Some(v) = node.field("value") {
+                visit(cx, v);
+            }
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 

@@ -67,6 +67,10 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     };
     let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
+    cx.with_type_params(node, |cx| type_body(cx, node, idx, body));
+}
+
+fn type_body(cx: &mut Cx, node: Node, idx: u32, body: Option<Node>) {
     cx.within(idx, false, |cx| {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -76,8 +80,8 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
                 "super_interfaces" => heritage(cx, child, RefKind::Implements),
                 // An interface's `extends` list.
                 "extends_interfaces" => heritage(cx, child, RefKind::Inherits),
-                "formal_parameters" => {
-                    // Record components.
+                // Record components; type parameters' bounds (the parameters are skipped).
+                "formal_parameters" | "type_parameters" => {
                     cx.children(child, visit);
                 }
                 _ => {}
@@ -122,6 +126,10 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind) {
         .unwrap_or_default();
     let body = node.field("body");
     let idx = cx.define(node, name, kind, body);
+    cx.with_type_params(node, |cx| method_body(cx, node, idx, body));
+}
+
+fn method_body(cx: &mut Cx, node: Node, idx: u32, body: Option<Node>) {
     cx.within(idx, true, |cx| {
         if let Some(params) = node.field("parameters") {
             let mut cursor = params.walk();

@@ -39,7 +39,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             let name = cx.field_text(node, "name").unwrap_or_default();
             let idx = cx.define(node, name, DefKind::TypeAlias, None);
             if let Some(value) = node.field("value") {
-                cx.within(idx, false, |cx| type_refs(cx, value));
+                cx.with_type_params(node, |cx| cx.within(idx, false, |cx| type_refs(cx, value)));
             }
         }
         "internal_module" | "module" => {
@@ -121,6 +121,17 @@ fn function_index(cx: &mut Cx, outer: Node, func: Node, name: String) -> u32 {
     let idx = cx.define(outer, name, kind, body);
     let params = func.field("parameters");
     let ret = func.field("return_type");
+    cx.with_type_params(func, |cx| function_body(cx, idx, params, ret, body));
+    idx
+}
+
+fn function_body(
+    cx: &mut Cx,
+    idx: u32,
+    params: Option<Node>,
+    ret: Option<Node>,
+    body: Option<Node>,
+) {
     cx.within(idx, true, |cx| {
         if let Some(params) = params {
             parameters(cx, params);
@@ -136,7 +147,6 @@ fn function_index(cx: &mut Cx, outer: Node, func: Node, name: String) -> u32 {
             }
         }
     });
-    idx
 }
 
 fn parameters(cx: &mut Cx, params: Node) {
@@ -163,6 +173,11 @@ fn class(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) {
 fn class_index(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind) -> u32 {
     let body = node.field("body");
     let idx = cx.define(outer, name, kind, body);
+    cx.with_type_params(node, |cx| class_body(cx, node, idx, body));
+    idx
+}
+
+fn class_body(cx: &mut Cx, node: Node, idx: u32, body: Option<Node>) {
     cx.within(idx, false, |cx| {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -177,7 +192,6 @@ fn class_index(cx: &mut Cx, node: Node, outer: Node, name: String, kind: DefKind
             cx.children(body, visit);
         }
     });
-    idx
 }
 
 fn heritage(cx: &mut Cx, node: Node) {

@@ -89,16 +89,22 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
     };
     let body = child_of_kind(node, "class_body").or_else(|| child_of_kind(node, "enum_class_body"));
     let idx = cx.define(node, name, kind, body);
-    cx.within(idx, false, |cx| {
-        if let Some(ctor) = child_of_kind(node, "primary_constructor") {
-            cx.children(ctor, visit);
-        }
-        if let Some(supers) = child_of_kind(node, "delegation_specifiers") {
-            supertypes(cx, supers, kind);
-        }
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, false, |cx| {
+            // Bounds (`<T : Item>`) name types; the parameters themselves are skipped.
+            if let Some(params) = child_of_kind(node, "type_parameters") {
+                cx.children(params, visit);
+            }
+            if let Some(ctor) = child_of_kind(node, "primary_constructor") {
+                cx.children(ctor, visit);
+            }
+            if let Some(supers) = child_of_kind(node, "delegation_specifiers") {
+                supertypes(cx, supers, kind);
+            }
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 
@@ -138,11 +144,13 @@ fn function(cx: &mut Cx, node: Node) {
     };
     let body = child_of_kind(node, "function_body");
     let idx = cx.define(node, name, kind, body);
-    cx.within(idx, true, |cx| {
-        cx.children_where(node, |c| c.kind() != "function_body", visit);
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, true, |cx| {
+            cx.children_where(node, |c| c.kind() != "function_body", visit);
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 

@@ -436,6 +436,44 @@ impl<'f, 's> Cx<'f, 's> {
         self.type_params.truncate(before);
     }
 
+    /// Runs `f` with the type parameters `decl` declares in scope (`<T, K : Comparable<K>>`
+    /// of a class, method or function): a use of one names no definition, in the repository
+    /// or outside it. Their bounds are the language visitor's to read.
+    pub fn with_type_params(&mut self, decl: Node, f: impl FnOnce(&mut Self)) {
+        let before = self.type_params.len();
+        let mut cursor = decl.walk();
+        let lists: Vec<Node> = decl
+            .named_children(&mut cursor)
+            .filter(|c| matches!(c.kind(), "type_parameters" | "type_parameter_list"))
+            .collect();
+        for list in lists {
+            let mut cursor = list.walk();
+            let params: Vec<Node> = list.named_children(&mut cursor).collect();
+            for p in params {
+                let is_name = |n: &Node| {
+                    matches!(
+                        n.kind(),
+                        "type_identifier" | "identifier" | "simple_identifier"
+                    )
+                };
+                let name = if is_name(&p) {
+                    Some(p)
+                } else {
+                    p.field("name").or_else(|| p.field("left")).or_else(|| {
+                        let mut c = p.walk();
+                        p.named_children(&mut c).find(is_name)
+                    })
+                };
+                if let Some(name) = name {
+                    let name = self.text(name);
+                    self.type_params.push(name);
+                }
+            }
+        }
+        f(self);
+        self.type_params.truncate(before);
+    }
+
     /// Visits the named children of `node` that `keep` accepts with `visit`, guarding the
     /// depth (the parts of a declaration other than its name, type parameters or body).
     pub fn children_where(

@@ -232,22 +232,24 @@ fn item(cx: &mut Cx, node: Node, kind: DefKind) {
     if attrs.contains("cfg(test)") {
         cx.mark_test(idx);
     }
-    cx.within(idx, false, |cx| {
-        if kind == DefKind::Trait
-            && let Some(bounds) = node.field("bounds")
-        {
-            heritage(cx, bounds, RefKind::Inherits);
-        }
-        for field in ["type", "value", "parameters"] {
-            if let Some(child) = node.field(field) {
-                visit(cx, child);
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, false, |cx| {
+            if kind == DefKind::Trait
+                && let Some(bounds) = node.field("bounds")
+            {
+                heritage(cx, bounds, RefKind::Inherits);
             }
-        }
-        if let Some(body) = body
-            && kind != DefKind::Macro
-        {
-            cx.children(body, visit);
-        }
+            for field in ["type", "value", "parameters"] {
+                if let Some(child) = node.field(field) {
+                    visit(cx, child);
+                }
+            }
+            if let Some(body) = body
+                && kind != DefKind::Macro
+            {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 
@@ -268,19 +270,21 @@ fn function(cx: &mut Cx, node: Node) {
         DefKind::Impl => super::impl_self_type(&c.name).to_string(),
         _ => c.name.clone(),
     });
-    cx.within(idx, true, |cx| {
-        if let Some(ty) = self_type {
-            cx.bind("self".into(), ty.clone());
-            cx.bind("Self".into(), ty);
-        }
-        for field in ["parameters", "return_type"] {
-            if let Some(child) = node.field(field) {
-                visit(cx, child);
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, true, |cx| {
+            if let Some(ty) = self_type {
+                cx.bind("self".into(), ty.clone());
+                cx.bind("Self".into(), ty);
             }
-        }
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+            for field in ["parameters", "return_type"] {
+                if let Some(child) = node.field(field) {
+                    visit(cx, child);
+                }
+            }
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 
@@ -295,16 +299,18 @@ fn impl_item(cx: &mut Cx, node: Node) {
     if attributes_text(cx, node).contains("cfg(test)") {
         cx.mark_test(idx);
     }
-    cx.within(idx, false, |cx| {
-        if let Some(tr) = node.field("trait") {
-            type_ref(cx, tr, RefKind::Implements);
-        }
-        if let Some(t) = node.field("type") {
-            type_ref(cx, t, RefKind::Type);
-        }
-        if let Some(body) = body {
-            cx.children(body, visit);
-        }
+    cx.with_type_params(node, |cx| {
+        cx.within(idx, false, |cx| {
+            if let Some(tr) = node.field("trait") {
+                type_ref(cx, tr, RefKind::Implements);
+            }
+            if let Some(t) = node.field("type") {
+                type_ref(cx, t, RefKind::Type);
+            }
+            if let Some(body) = body {
+                cx.children(body, visit);
+            }
+        })
     });
 }
 

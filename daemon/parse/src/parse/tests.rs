@@ -1146,3 +1146,61 @@ fn typescript_reexports_pass_on_what_they_name() {
         vec![("T".to_string(), "T".to_string())]
     );
 }
+
+#[test]
+fn type_parameters_are_no_references_but_their_bounds_and_the_other_types_are() {
+    let cases: [(&str, Lang, &str); 6] = [
+        (
+            "Box.kt",
+            Lang::Kotlin,
+            "class Box<T : Item>(val v: T) {\n  fun <R> map(f: (T) -> R): Store<R> = TODO()\n}\n",
+        ),
+        (
+            "Box.java",
+            Lang::Java,
+            "class Box<T extends Item> {\n  T v;\n  <R> Store<R> map(T t) { return null; }\n}\n",
+        ),
+        (
+            "box.ts",
+            Lang::TypeScript,
+            "interface Box<T extends Item> { v: T }\nfunction map<R>(b: Box<R>): Store<R> { return b as any; }\ntype Pair<K> = [K, Item];\n",
+        ),
+        (
+            "Box.cs",
+            Lang::CSharp,
+            "class Box<T> where T : Item {\n  T v;\n  Store<R> Map<R>(T t) { return null; }\n}\n",
+        ),
+        (
+            "box.rs",
+            Lang::Rust,
+            "struct Boxed<T> { v: T, i: Item }\nimpl<T> Boxed<T> {\n  fn map<R>(&self, r: R) -> Store<R> { todo!() }\n}\n",
+        ),
+        (
+            "box.kt",
+            Lang::Kotlin,
+            "fun <T> first(xs: List<T>): T? = xs.firstOrNull()\nfun later(x: T): Item = x\n",
+        ),
+    ];
+    for (path, lang, src) in cases {
+        let f = parse_file(path, lang, src.as_bytes());
+        let types: Vec<&str> = f
+            .references
+            .iter()
+            .filter(|r| r.kind == RefKind::Type)
+            .map(|r| r.name)
+            .collect();
+        assert!(
+            !types.contains(&"R") && types.contains(&"Item"),
+            "{path}: {types:?}"
+        );
+        if path == "box.kt" {
+            // Outside the function that declares it, `T` is a type like any other.
+            assert!(types.contains(&"T"), "{path}: {types:?}");
+        } else {
+            assert!(
+                !types.contains(&"T") && types.contains(&"Store"),
+                "{path}: {types:?}"
+            );
+        }
+    }
+}
