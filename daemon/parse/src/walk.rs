@@ -175,7 +175,9 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
     if !root.is_dir() {
         return Err(WalkError::NotADirectory(root.to_path_buf()));
     }
-    let mut listing = Listing::default();
+    // Directories are read and files stat'ed on two threads at most: a save's update lists
+    // the whole tree again (kafka: 5,800 files).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .follow_links(false)
@@ -184,87 +186,102 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
         .git_exclude(true)
         .require_git(false)
         .add_custom_ignore_filename(".fittokignore")
+        .threads(threads)
         .filter_entry(|entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !(is_dir
                 && entry.depth() > 0
                 && SKIPPED_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
         })
-        .build();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                listing.errors.push(err.to_string());
-                continue;
+        .build_parallel();
+    let shared = std::sync::Mutex::new(Listing::default());
+    walker.run(|| {
+        let shared = &shared;
+        Box::new(move |entry| {
+            let found = match entry {
+                Ok(entry) => classify(root, &entry, opts),
+                Err(err) => Some(Found::Error(err.to_string())),
+            };
+            if let Some(found) = found {
+                let mut listing = shared.lock().unwrap_or_else(|p| p.into_inner());
+                match found {
+                    Found::File(f) => listing.files.push(f),
+                    Found::Skipped(path, lang, why) => listing.skipped.push((path, lang, why)),
+                    Found::Error(e) => listing.errors.push(e),
+                }
             }
-        };
-        let Some(file_type) = entry.file_type() else {
-            continue;
-        };
-        let rel = match entry.path().strip_prefix(root) {
-            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-            Err(_) => continue,
-        };
-        let by_name = Lang::from_path(&rel).or_else(|| {
-            // A script without an extension: its `#!` line names the language.
-            let name = rel.rsplit('/').next().unwrap_or(&rel);
-            (file_type.is_file() && !name.contains('.'))
-                .then(|| script_language(entry.path()))
-                .flatten()
-        });
-        let Some(lang) = by_name else {
-            // A link to a directory is not followed either; say so (`inspect` lists it).
-            if file_type.is_symlink() {
-                listing
-                    .skipped
-                    .push((rel, None, SkipReason::SymlinkOutside));
-            }
-            continue;
-        };
-        if file_type.is_symlink() {
-            // Never follow: a link may point outside the root or into a loop.
-            listing
-                .skipped
-                .push((rel, Some(lang), SkipReason::SymlinkOutside));
-            continue;
-        }
-        if !file_type.is_file() {
-            continue;
-        }
-        if crate::scrub::is_secret_file(rel.rsplit('/').next().unwrap_or(&rel)) {
-            listing.skipped.push((rel, Some(lang), SkipReason::Secret));
-            continue;
-        }
-        if is_generated_name(&rel) {
-            listing
-                .skipped
-                .push((rel, Some(lang), SkipReason::Generated));
-            continue;
-        }
-        let meta = entry.metadata().ok();
-        let size = meta.as_ref().map_or(0, |m| m.len());
-        let mtime_ns = meta
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as u64);
-        if size > opts.max_file_bytes {
-            listing
-                .skipped
-                .push((rel, Some(lang), SkipReason::TooLarge));
-            continue;
-        }
-        listing.files.push(Listed {
-            path: rel,
-            lang,
-            size,
-            mtime_ns,
-        });
-    }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut listing = shared.into_inner().unwrap_or_else(|p| p.into_inner());
+    listing.skipped.sort();
+    listing.errors.sort();
     listing.files.sort_by(|a, b| a.path.cmp(&b.path));
     drop_emitted_declarations(&mut listing);
     vendored::drop_vendored_packages(root, &mut listing);
     Ok(listing)
+}
+
+/// What the walk makes of one entry.
+enum Found {
+    File(Listed),
+    Skipped(String, Option<Lang>, SkipReason),
+    Error(String),
+}
+
+/// One entry of the walk: a file to read, one skipped and why, or nothing (a directory, a
+/// file of no language).
+fn classify(root: &Path, entry: &ignore::DirEntry, opts: &WalkOptions) -> Option<Found> {
+    let file_type = entry.file_type()?;
+    let rel = entry
+        .path()
+        .strip_prefix(root)
+        .ok()?
+        .to_string_lossy()
+        .replace('\\', "/");
+    let by_name = Lang::from_path(&rel).or_else(|| {
+        // A script without an extension: its `#!` line names the language.
+        let name = rel.rsplit('/').next().unwrap_or(&rel);
+        (file_type.is_file() && !name.contains('.'))
+            .then(|| script_language(entry.path()))
+            .flatten()
+    });
+    let Some(lang) = by_name else {
+        // A link to a directory is not followed either; say so (`inspect` lists it).
+        return file_type.is_symlink().then_some(Found::Skipped(
+            rel,
+            None,
+            SkipReason::SymlinkOutside,
+        ));
+    };
+    if file_type.is_symlink() {
+        // Never follow: a link may point outside the root or into a loop.
+        return Some(Found::Skipped(rel, Some(lang), SkipReason::SymlinkOutside));
+    }
+    if !file_type.is_file() {
+        return None;
+    }
+    if crate::scrub::is_secret_file(rel.rsplit('/').next().unwrap_or(&rel)) {
+        return Some(Found::Skipped(rel, Some(lang), SkipReason::Secret));
+    }
+    if is_generated_name(&rel) {
+        return Some(Found::Skipped(rel, Some(lang), SkipReason::Generated));
+    }
+    let meta = entry.metadata().ok();
+    let size = meta.as_ref().map_or(0, |m| m.len());
+    let mtime_ns = meta
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    if size > opts.max_file_bytes {
+        return Some(Found::Skipped(rel, Some(lang), SkipReason::TooLarge));
+    }
+    Some(Found::File(Listed {
+        path: rel,
+        lang,
+        size,
+        mtime_ns,
+    }))
 }
 
 /// The stem of a TypeScript declaration file (`src/a.d.ts` → `src/a`), if `path` is one.
