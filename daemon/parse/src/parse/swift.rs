@@ -337,6 +337,20 @@ fn property(cx: &mut Cx, node: Node) {
         }
         cx.bind(name, ty);
     }
+    // `var edges: Item { … }`: a computed property is a getter (and setter), a member in all
+    // but syntax — the API of most Swift types.
+    if let Some(body) = child_of_kind(node, "computed_property")
+        && let Some(name) = name.clone().filter(|n| !n.is_empty())
+    {
+        let kind = if cx.in_container() {
+            DefKind::Method
+        } else {
+            DefKind::Function
+        };
+        let idx = cx.define(node, name, kind, Some(body));
+        cx.within(idx, true, |cx| cx.children(node, visit));
+        return;
+    }
     let is_let = child_of_kind(node, "value_binding_pattern").is_some_and(|p| cx.text(p) == "let");
     let is_static = child_of_kind(node, "modifiers")
         .is_some_and(|m| cx.text(m).split_whitespace().any(|w| w == "static"));

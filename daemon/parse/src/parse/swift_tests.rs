@@ -214,3 +214,24 @@ let package = Package(name: "Alamofire",
     let other = parse_file("Sources/A/Build.swift", Lang::Swift, src.as_bytes());
     assert!(other.targets.is_empty());
 }
+
+#[test]
+fn a_computed_property_is_a_member_like_a_method() {
+    let src = "public class Maker {\n    public var edges: Extendable {\n        return self.make(.edges)\n    }\n    var plain: Int = 3\n}\n\nextension Maker {\n    public var directionalEdges: Extendable {\n        get { return self.make(.directional) }\n    }\n}\n\nvar version: String { \"1\" }\n";
+    let f = parse_file("Sources/Maker.swift", Lang::Swift, src.as_bytes());
+    let edges = find(&f, "Maker.edges");
+    assert_eq!(
+        (edges.kind, edges.start_line, edges.end_line),
+        (DefKind::Method, 2, 4)
+    );
+    let directional = find(&f, "Maker.directionalEdges");
+    assert_eq!(directional.kind, DefKind::Method);
+    assert_eq!(find(&f, "version").kind, DefKind::Function);
+    // A stored property stays part of its type's fields.
+    assert!(
+        !f.definitions.iter().any(|d| d.name == "plain"),
+        "{:#?}",
+        outline(&f)
+    );
+    assert!(has_ref(&f, RefKind::Call, Some("self"), "make"));
+}
