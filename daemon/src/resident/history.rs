@@ -62,7 +62,7 @@ fn read(resident: &Resident, engine: &Engine) {
                 "history read"
             );
             let history = Arc::new(history);
-            *resident.history.lock().unwrap_or_else(|p| p.into_inner()) = Some(history.clone());
+            resident.keep_history(history.clone());
             if let Some(now) = resident.snapshot() {
                 now.set_history(history);
             }

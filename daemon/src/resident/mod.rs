@@ -20,6 +20,8 @@ mod history;
 mod live;
 mod model;
 mod persist;
+#[cfg(test)]
+mod release_tests;
 mod store;
 
 use budget::release_free_memory;
@@ -66,6 +68,9 @@ pub struct Resident {
     /// When the history was last read or checked against `HEAD` (0: never).
     history_checked_ms: AtomicU64,
     history_loading: AtomicBool,
+    /// Dropped from the resident set ([`Residents::forget`]): it holds nothing and takes no
+    /// snapshot, whoever still has it (the embedder's queue, an update under way).
+    released: AtomicBool,
 }
 
 impl Resident {
@@ -85,6 +90,7 @@ impl Resident {
             history: Mutex::new(None),
             history_checked_ms: AtomicU64::new(0),
             history_loading: AtomicBool::new(false),
+            released: AtomicBool::new(false),
         }
     }
 
@@ -111,10 +117,33 @@ impl Resident {
         {
             engine.set_history(h);
         }
-        if let Ok(mut s) = self.snapshot.write() {
+        // Checked under the lock `release` takes after setting the flag: a snapshot is either
+        // published before the release clears it, or not at all.
+        if let Ok(mut s) = self.snapshot.write()
+            && !self.released.load(Ordering::SeqCst)
+        {
             *s = Some(engine);
         }
         self.indexed_at_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// Keeps the history read for this repository, unless it was released meanwhile.
+    fn keep_history(&self, history: Arc<fittok_engine::history::History>) {
+        let mut h = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.released.load(Ordering::SeqCst) {
+            *h = Some(history);
+        }
+    }
+
+    /// Lets go of the snapshot and the history, now and for good: memory a dropped
+    /// repository held is freed when the work still holding this resident ends its slice,
+    /// not when that work runs out (the embedder may have hours of it).
+    fn release(&self) {
+        self.released.store(true, Ordering::SeqCst);
+        if let Ok(mut s) = self.snapshot.write() {
+            *s = None;
+        }
+        *self.history.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 
@@ -434,7 +463,13 @@ impl Residents {
             w.remove(&root);
         }
         let mut repos = self.repos.lock().unwrap_or_else(|p| p.into_inner());
-        repos.remove(&root).is_some()
+        match repos.remove(&root) {
+            Some(resident) => {
+                resident.release();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Every resident repository, most recently used first.
