@@ -594,8 +594,10 @@ impl<'f, 's> Cx<'f, 's> {
         }
     }
 
-    /// Records this file's definitions exported under other names ([`Import::own`]).
-    pub fn export_own(&mut self, names: Vec<(String, String)>, line: u32) {
+    /// Records this file's definitions exported under other names ([`Import::own`]). A pair
+    /// whose names agree needs no record: the definition is found under its own name.
+    pub fn export_own(&mut self, mut names: Vec<(String, String)>, line: u32) {
+        names.retain(|(name, exported)| name != exported);
         if !names.is_empty() {
             self.file.imports.push(Import::own(names, line));
         }

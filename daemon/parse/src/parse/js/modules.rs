@@ -41,10 +41,8 @@ pub(super) fn commonjs_assignment(cx: &mut Cx, node: Node, left: Node) -> bool {
             cx.file.definitions[idx as usize].qualified_name = target;
         }
         let exported = slot.unwrap_or_else(|| "default".to_string());
-        if name != exported {
-            let line = node.start_position().row as u32 + 1;
-            cx.export_own(vec![(name, exported)], line);
-        }
+        let line = node.start_position().row as u32 + 1;
+        cx.export_own(vec![(name, exported)], line);
         return true;
     }
     if !commonjs_export(cx, node, slot, value) {
@@ -80,10 +78,7 @@ fn commonjs_export(cx: &mut Cx, node: Node, slot: Option<String>, value: Node) -
     let exported = slot.clone().unwrap_or_else(|| "default".to_string());
     match value.kind() {
         "identifier" => {
-            let name = cx.text(value);
-            if name != exported {
-                cx.export_own(vec![(name, exported)], line);
-            }
+            cx.export_own(vec![(cx.text(value), exported)], line);
             true
         }
         "call_expression" if is_require(cx, value) => {
@@ -112,10 +107,7 @@ fn commonjs_export(cx: &mut Cx, node: Node, slot: Option<String>, value: Node) -
                 let key = entry.field("key").map(|k| unquote(&cx.text(k)));
                 let v = entry.field("value").filter(|v| v.kind() == "identifier");
                 if let (Some(key), Some(v)) = (key, v) {
-                    let v = cx.text(v);
-                    if v != key {
-                        names.push((v, key));
-                    }
+                    names.push((cx.text(v), key));
                 }
             }
             cx.export_own(names, line);
@@ -176,7 +168,7 @@ pub(super) fn export(cx: &mut Cx, node: Node) {
                 None
             }
         };
-        if let Some(name) = named.filter(|n| n != "default") {
+        if let Some(name) = named {
             cx.export_own(vec![(name, "default".to_string())], line);
         }
         return;
@@ -198,15 +190,10 @@ pub(super) fn export(cx: &mut Cx, node: Node) {
                     .unwrap_or_else(|| "default".into());
                 class(cx, child, node, name, DefKind::Class);
             }
-            // `export { a as b }`: the definition `a` exported as `b` (under its own name,
-            // it needs no record).
+            // `export { a as b }`: the definition `a` exported as `b`.
             "export_clause" if node.field("source").is_none() => {
                 let line = node.start_position().row as u32 + 1;
-                let names = export_clause_names(cx, child)
-                    .into_iter()
-                    .filter(|(name, alias)| name != alias)
-                    .collect();
-                cx.export_own(names, line);
+                cx.export_own(export_clause_names(cx, child), line);
             }
             "export_clause" => {}
             _ => visit(cx, child),
