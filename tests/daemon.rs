@@ -1090,6 +1090,7 @@ fn over_the_memory_budget_the_least_recently_used_repository_leaves_and_comes_ba
             .as_array()
             .unwrap()
             .iter()
+            .filter(|r| r["state"] != "not resident (on disk only)")
             .map(|r| r["path"].as_str().unwrap().to_string())
             .collect()
     };
@@ -1113,8 +1114,42 @@ fn over_the_memory_budget_the_least_recently_used_repository_leaves_and_comes_ba
         "{}",
         env.log()
     );
-    // It comes back from its snapshot on disk, answering the same.
+    // Status says where the first one went, with real figures and times.
+    let status = status_json(&env);
+    let gone: Vec<&serde_json::Value> = status["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] == "not resident (on disk only)")
+        .collect();
+    assert_eq!(gone.len(), 1, "{status}");
+    assert!(gone[0]["nodes"].as_u64().unwrap() > 0, "{status}");
+    assert!(
+        gone[0]["left_memory_at_ms"].as_u64().unwrap() > 0,
+        "{status}"
+    );
+    assert!(gone[0]["indexed_at_ms"].as_u64().unwrap() > 0, "{status}");
+    let text = ok(&env.fittok(&["status"]));
+    assert!(
+        text.contains("not resident (on disk only) · left memory")
+            && text.contains("the next question loads it from the cache"),
+        "{text}"
+    );
+    // It comes back from its snapshot on disk, answering the same, and is resident again.
     assert_answers_vat(&env, &first);
+    let status = status_json(&env);
+    assert!(
+        status["repos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["state"] != "not resident (on disk only)"
+                || !r["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(first.path().file_name().unwrap().to_str().unwrap())),
+        "{status}"
+    );
 }
 
 /// A repository whose call graph is known: `checkout` → `total_with_vat` → `vat_for`, and

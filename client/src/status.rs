@@ -143,6 +143,18 @@ pub fn text(s: &StatusReply) -> String {
         out.push_str("no repositories resident\n");
     }
     for r in &s.repos {
+        if r.left_memory_at_ms > 0 {
+            out.push_str(&format!(
+                "{}\n  {} · left memory {} for the memory budget · {} files · {} nodes · indexed {} · the next question loads it from the cache\n",
+                r.path,
+                r.state,
+                ago(r.left_memory_at_ms),
+                r.files,
+                r.nodes,
+                ago(r.indexed_at_ms),
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "{}\n  {} · {} files · {} nodes · {} edges · semantic {:.0}% (priority set {:.0}%) · {} · indexed {} · ~{:.0} MB\n",
             r.path,

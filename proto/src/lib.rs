@@ -13,6 +13,10 @@ pub mod paths;
 /// Bumped on any incompatible change to `fittok.proto`.
 pub const PROTOCOL: u32 = 2;
 
+/// `RepoStatus.state` of a repository the memory budget dropped: its snapshot is in the cache
+/// on disk, and the next question about it loads it from there.
+pub const STATE_ON_DISK_ONLY: &str = "not resident (on disk only)";
+
 /// The version every fittok binary of this build reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

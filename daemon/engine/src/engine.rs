@@ -344,6 +344,7 @@ impl Engine {
                 linked: None,
                 defer_parse_store: true,
                 defer_tests_over,
+                cancel: None,
             },
         )?;
         let (index, timings) = lexical(&repo, &sources, progress);
@@ -565,6 +566,17 @@ impl Engine {
         changed: std::collections::HashSet<String>,
         progress: Option<Progress<'_>>,
     ) -> Result<Engine, EngineError> {
+        self.update_unless_cancelled(changed, progress, None)
+    }
+
+    /// [`Engine::update`] that stops, with [`WalkError::Cancelled`], at the next file or stage
+    /// after `cancel` is set.
+    pub fn update_unless_cancelled(
+        &self,
+        changed: std::collections::HashSet<String>,
+        progress: Option<Progress<'_>>,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<Engine, EngineError> {
         let previous = self.repo.previous(&self.sources, changed);
         let (repo, sources) = repo::build_with_sources(
             &self.repo.root,
@@ -578,9 +590,13 @@ impl Engine {
                 // update's parses with `store_parses`, after the new snapshot answers.
                 defer_parse_store: true,
                 defer_tests_over: None,
+                cancel,
             },
         )?;
         drop(previous);
+        if repo::is_cancelled(cancel) {
+            return Err(WalkError::Cancelled.into());
+        }
         let kept = crate::index::kept_nodes(&self.repo.graph, &self.sources, &repo.graph, &sources);
         let (index, mut timings) = lexical_update(self, &repo, &sources, &kept, progress);
         let t = Instant::now();

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::link::{Graph, link};
@@ -66,6 +67,10 @@ pub struct BuildOptions<'a> {
     /// then a first one that answers sooner, and the next update adds them (see
     /// [`RepoGraph::deferred_tests`]).
     pub defer_tests_over: Option<u64>,
+    /// Once set, the build stops at its next file or stage with [`WalkError::Cancelled`]:
+    /// an update of a repository dropped from memory would otherwise hold a second copy of it
+    /// until done (kafka's first update: 7.6 s, its whole graph again).
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// Parses a build made that the parse cache does not hold yet, with the paths the cache keeps
@@ -112,10 +117,15 @@ pub struct RepoGraph {
 
 /// Parses files on all cores. Order of the result follows the input.
 pub fn parse_all(files: &[SourceFile]) -> Vec<Arc<ParsedFile>> {
-    parse_some(files, &(0..files.len()).collect::<Vec<_>>(), None)
+    parse_some(files, &(0..files.len()).collect::<Vec<_>>(), None, None)
         .into_iter()
         .map(|(_, p)| p)
         .collect()
+}
+
+/// Whether the caller of a build has withdrawn it.
+pub fn is_cancelled(cancel: Option<&AtomicBool>) -> bool {
+    cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Parses `files[i]` for each `i` in `which`, on all cores; returns (i, parse) in `which` order.
@@ -123,6 +133,7 @@ fn parse_some(
     files: &[SourceFile],
     which: &[usize],
     progress: Option<Progress<'_>>,
+    cancel: Option<&AtomicBool>,
 ) -> Vec<(usize, Arc<ParsedFile>)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -137,6 +148,9 @@ fn parse_some(
             s.spawn(|| {
                 let mut local = Vec::new();
                 loop {
+                    if is_cancelled(cancel) {
+                        break;
+                    }
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&i) = which.get(k) else { break };
                     let f = &files[i];
@@ -189,10 +203,11 @@ fn parse_cached(
     store: Option<&Store>,
     progress: Option<Progress<'_>>,
     defer: bool,
+    cancel: Option<&AtomicBool>,
 ) -> (Vec<Arc<ParsedFile>>, usize, Option<UnstoredParses>) {
     let Some(store) = store else {
         let all: Vec<usize> = (0..files.len()).collect();
-        let parsed = parse_some(files, &all, progress);
+        let parsed = parse_some(files, &all, progress, cancel);
         return (parsed.into_iter().map(|(_, p)| p).collect(), 0, None);
     };
     let root_key = root.to_string_lossy();
@@ -214,7 +229,7 @@ fn parse_cached(
         .collect();
     let missing: Vec<usize> = (0..files.len()).filter(|&i| out[i].is_none()).collect();
     let reused = files.len() - missing.len();
-    let fresh = parse_some(files, &missing, progress);
+    let fresh = parse_some(files, &missing, progress, cancel);
     let mut unstored = None;
     if !fresh.is_empty() || reused != files.len() {
         let pending = UnstoredParses {
@@ -318,6 +333,9 @@ pub fn build_with_sources(
                 .push((listed.path.clone(), Some(listed.lang), reason)),
         }
     }
+    if is_cancelled(opts.cancel) {
+        return Err(WalkError::Cancelled);
+    }
     drop_amalgamations(&mut report, &mut kept);
     report.skipped.sort();
     let t1 = Instant::now();
@@ -332,7 +350,11 @@ pub fn build_with_sources(
         opts.store,
         opts.progress,
         opts.defer_parse_store,
+        opts.cancel,
     );
+    if is_cancelled(opts.cancel) {
+        return Err(WalkError::Cancelled);
+    }
     let t2 = Instant::now();
     if let Some(p) = opts.progress {
         p(Phase::Link, 0, 1);
@@ -473,3 +495,7 @@ impl RepoGraph {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "repo_tests.rs"]
+mod tests;

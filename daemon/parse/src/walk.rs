@@ -144,6 +144,9 @@ pub enum WalkError {
     Missing(PathBuf),
     #[error("repository path {0} is not a directory")]
     NotADirectory(PathBuf),
+    /// The caller no longer wants the build (its repository left memory meanwhile).
+    #[error("the build was cancelled")]
+    Cancelled,
 }
 
 /// A file the walk would read: its path, language and metadata (bytes not read yet).

@@ -1,9 +1,27 @@
 //! The memory budget: the process's resident set, measured, kept within the budget by
 //! evicting the least recently used repositories (their snapshots stay on disk).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
-use super::Residents;
+use super::{Residents, now_ms};
+
+/// How many repositories that left memory `status` remembers (the most recent).
+const LEFT_MEMORY_KEPT: usize = 64;
+
+/// A repository the budget dropped from memory: its snapshot stays in the cache on disk, so
+/// the next question about it is a warm load. What `status` says of it.
+#[derive(Debug, Clone)]
+pub struct LeftMemory {
+    pub root: PathBuf,
+    /// Unix milliseconds.
+    pub at_ms: u64,
+    pub indexed_at_ms: u64,
+    pub last_used_ms: u64,
+    pub files: usize,
+    pub nodes: usize,
+    pub edges: usize,
+}
 
 impl Residents {
     pub fn memory_budget(&self) -> usize {
@@ -36,6 +54,17 @@ impl Residents {
             }
             if let Some(e) = r.snapshot() {
                 resident = resident.saturating_sub(e.memory_bytes());
+                let g = &e.repo.graph;
+                self.left_memory(LeftMemory {
+                    root: r.root.clone(),
+                    at_ms: now_ms(),
+                    indexed_at_ms: r.indexed_at_ms.load(Ordering::Relaxed),
+                    last_used_ms: r.last_used_ms.load(Ordering::Relaxed),
+                    files: g.files.len(),
+                    nodes: g.nodes.len(),
+                    edges: g.edges.len(),
+                });
+                drop(e);
                 tracing::info!(repo = %r.root.display(), rss_mb = rss >> 20, budget_mb = budget >> 20, "memory budget exceeded; repository dropped from memory");
                 self.forget(&r.root);
                 dropped += 1;
@@ -44,6 +73,29 @@ impl Residents {
         if dropped > 0 {
             release_free_memory();
         }
+    }
+}
+
+impl Residents {
+    fn left_memory(&self, left: LeftMemory) {
+        let mut all = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|l| l.root != left.root);
+        all.push(left);
+        if all.len() > LEFT_MEMORY_KEPT {
+            all.remove(0);
+        }
+    }
+
+    /// Repositories the budget dropped from memory and no question has brought back, most
+    /// recently dropped first.
+    pub fn on_disk_only(&self) -> Vec<LeftMemory> {
+        let resident: Vec<PathBuf> = self.list().into_iter().map(|r| r.root.clone()).collect();
+        let all = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter()
+            .rev()
+            .filter(|l| !resident.contains(&l.root))
+            .cloned()
+            .collect()
     }
 }
 

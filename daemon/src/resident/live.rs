@@ -16,6 +16,7 @@ use std::time::Instant;
 use super::{Resident, Residents, now_ms};
 use crate::watch::Batch;
 use fittok_engine::engine::{Engine, EngineError};
+use fittok_engine::walk::WalkError;
 
 #[derive(Debug, Default)]
 pub(super) struct Live {
@@ -175,7 +176,8 @@ impl Residents {
     ) -> Result<Arc<Engine>, EngineError> {
         let t = Instant::now();
         let n = changed.len();
-        let mut next = current.update(changed, None)?;
+        // A repository dropped from memory meanwhile (`Residents::forget`) stops its update.
+        let mut next = current.update_unless_cancelled(changed, None, Some(&resident.released))?;
         // A model that arrived after this repository was built (downloaded on first use).
         if !next.semantic.has_model() {
             // Without one, the snapshot keeps the note its predecessor had.
@@ -239,7 +241,7 @@ impl Residents {
         let result = if root.is_dir() {
             self.apply(&resident, &current, changed)
         } else {
-            Err(fittok_engine::walk::WalkError::Missing(root.to_path_buf()).into())
+            Err(WalkError::Missing(root.to_path_buf()).into())
         };
         drop(current);
         if completing {
@@ -258,6 +260,8 @@ impl Residents {
                 if let Ok(w) = &self.watch {
                     w.remove(root);
                 }
+            } else if matches!(e, EngineError::Walk(WalkError::Cancelled)) {
+                tracing::info!(repo = %root.display(), "update given up: the repository left memory");
             } else {
                 tracing::warn!(repo = %root.display(), error = %e, "update failed; keeping the previous snapshot");
             }

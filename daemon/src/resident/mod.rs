@@ -25,7 +25,7 @@ mod release_tests;
 mod store;
 
 use budget::release_free_memory;
-pub use budget::rss_bytes;
+pub use budget::{LeftMemory, rss_bytes};
 use embedder::{embed_loop, lower_priority};
 use persist::{SNAPSHOT_WAIT, SNAPSHOTS_SAVING, merge_in_background, save_snapshot_in_background};
 
@@ -215,6 +215,8 @@ pub struct Residents {
     watch: Result<crate::watch::Watch, crate::watch::WatchError>,
     /// Roots with pending changes, for the updater thread.
     update_queue: Mutex<mpsc::Sender<PathBuf>>,
+    /// Repositories the budget dropped, for `status` (see [`budget`]).
+    left: Mutex<Vec<LeftMemory>>,
 }
 
 impl Residents {
@@ -254,6 +256,7 @@ impl Residents {
                 opts,
                 watch,
                 update_queue: Mutex::new(update_tx),
+                left: Mutex::new(Vec::new()),
             }
         });
         let weak = Arc::downgrade(&residents);

@@ -29,3 +29,30 @@ fn a_released_resident_holds_nothing_and_takes_no_snapshot() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_update_of_a_released_resident_is_given_up() {
+    let dir = std::env::temp_dir().join(format!("fittok-release-update-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("a.py"), "def f():\n    return 1\n").expect("write");
+    let engine = Engine::open(&dir, Arc::new(Config::default())).expect("open");
+    std::fs::write(dir.join("b.py"), "def g():\n    return 2\n").expect("write");
+    let changed: std::collections::HashSet<String> = ["b.py".to_string()].into();
+    let resident = Resident::new(dir.clone());
+    let kept = engine
+        .update_unless_cancelled(changed.clone(), None, Some(&resident.released))
+        .expect("update");
+    assert_eq!(kept.repo.graph.files.len(), 2);
+    resident.release();
+    let given_up = engine.update_unless_cancelled(changed, None, Some(&resident.released));
+    assert!(
+        matches!(
+            given_up,
+            Err(fittok_engine::engine::EngineError::Walk(
+                fittok_engine::walk::WalkError::Cancelled
+            ))
+        ),
+        "the update stops once its repository is released"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -369,7 +369,7 @@ impl Fittok for FittokService {
                     } else if r.is_indexing() {
                         "indexing"
                     } else if r.indexed_at_ms.load(Ordering::Relaxed) > 0 {
-                        "not resident (on disk only)"
+                        fittok_proto::STATE_ON_DISK_ONLY
                     } else {
                         "not indexed"
                     }
@@ -396,8 +396,26 @@ impl Fittok for FittokService {
                         .as_ref()
                         .and_then(|e| e.semantic.note())
                         .unwrap_or_default(),
+                    left_memory_at_ms: 0,
                 }
             })
+            .chain(
+                self.residents
+                    .on_disk_only()
+                    .into_iter()
+                    .map(|l| RepoStatus {
+                        path: l.root.display().to_string(),
+                        state: fittok_proto::STATE_ON_DISK_ONLY.into(),
+                        files: l.files as u64,
+                        nodes: l.nodes as u64,
+                        edges: l.edges as u64,
+                        indexed_at_ms: l.indexed_at_ms,
+                        last_used_ms: l.last_used_ms,
+                        left_memory_at_ms: l.at_ms,
+                        freshness: "in the cache on disk".into(),
+                        ..RepoStatus::default()
+                    }),
+            )
             .collect();
         Ok(Response::new(StatusReply {
             version: self.info.version.clone(),
