@@ -89,6 +89,17 @@ impl References {
         }
     }
 
+    /// Every distinct string the references use (names, receivers, receiver types), once.
+    pub fn strings(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.ends.len() as u32).filter_map(|id| self.string(id))
+    }
+
+    /// The same strings concatenated: one substring search over it rules out a file whose
+    /// references hold a word nowhere (most files, for any one word).
+    pub fn concatenated(&self) -> &str {
+        &self.text
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity()
@@ -226,6 +237,18 @@ mod tests {
         let mut refs = b.finish();
         assert_eq!(refs.iter().collect::<Vec<_>>(), pushed);
         assert_eq!(refs.text, "sendclientClientünïcode");
+        assert_eq!(refs.concatenated(), refs.text);
+        // Every string a reference reads, each once.
+        let mut read: Vec<&str> = refs
+            .iter()
+            .flat_map(|r| [Some(r.name), r.receiver, r.receiver_type])
+            .flatten()
+            .collect();
+        read.sort();
+        read.dedup();
+        let mut strings: Vec<&str> = refs.strings().collect();
+        strings.sort();
+        assert_eq!(strings, read);
         assert_eq!(refs.get(5), None);
         refs.set_scope(1, Some(9));
         refs.set_scope(0, None);
