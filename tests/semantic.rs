@@ -141,6 +141,27 @@ fn a_first_answer_without_stored_vectors_does_not_wait_for_the_model() {
         env.log()
     );
     assert!(!ask().contains("joins once"));
+    // Status says what the loaded model costs beside the repositories and the rest.
+    let status = status_json(&env);
+    let part = |name: &str| -> u64 {
+        status["process_memory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p["bytes"].as_u64())
+            .unwrap_or_else(|| panic!("no {name} in {status}"))
+    };
+    // all-MiniLM-L6-v2: 22.7 M weights, f32 (91 MB) or with its dense layers halved (~45 MB).
+    let model = part("embedding model") >> 20;
+    assert!((30..=100).contains(&model), "model {model} MB: {status}");
+    assert!(part("repositories") > 0, "{status}");
+    // The rest is what remains of the resident set (none, should the estimates exceed it).
+    assert!(
+        part("repositories") + part("embedding model") + part("rest of the process")
+            >= status["rss_bytes"].as_u64().unwrap(),
+        "{status}"
+    );
 
     // Vectors stored: after a restart without the snapshot, the first build attaches the model.
     ok(&env.fittok(&["daemon", "stop"]));

@@ -105,6 +105,14 @@ pub fn text(s: &StatusReply) -> String {
         s.socket,
         s.log_path
     );
+    if !s.process_memory.is_empty() {
+        let parts: Vec<String> = s
+            .process_memory
+            .iter()
+            .map(|p| format!("{} {:.0}", p.name, mb(p.bytes)))
+            .collect();
+        out.push_str(&format!("memory (MB): {}\n", parts.join(" · ")));
+    }
     let from = |source: &str| -> Vec<String> {
         s.settings
             .iter()

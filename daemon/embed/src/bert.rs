@@ -172,7 +172,47 @@ pub struct Bert {
     hidden: usize,
 }
 
+fn tensor_bytes(t: &Tensor) -> usize {
+    t.elem_count() * t.dtype().size_in_bytes()
+}
+
+impl Dense {
+    fn bytes(&self) -> usize {
+        tensor_bytes(&self.bias)
+            + match &self.weight {
+                Weight::Full(w) => tensor_bytes(w),
+                Weight::Half(h) => h.bytes(),
+            }
+    }
+}
+
+impl LayerNorm {
+    fn bytes(&self) -> usize {
+        tensor_bytes(&self.weight) + tensor_bytes(&self.bias)
+    }
+}
+
 impl Bert {
+    /// Bytes the weights take as loaded (f16 panels where the dense layers were halved).
+    pub fn weight_bytes(&self) -> usize {
+        tensor_bytes(&self.word)
+            + tensor_bytes(&self.position)
+            + tensor_bytes(&self.token_type)
+            + self.embed_norm.bytes()
+            + self
+                .layers
+                .iter()
+                .map(|l| {
+                    l.qkv.bytes()
+                        + l.attn_out.bytes()
+                        + l.attn_norm.bytes()
+                        + l.up.bytes()
+                        + l.down.bytes()
+                        + l.out_norm.bytes()
+                })
+                .sum::<usize>()
+    }
+
     /// Loads the encoder; `half` stores the dense layers' weights as f16 (where the CPU can
     /// run `half.rs`'s kernel): half the memory, and a short text's pass reads half the bytes.
     pub fn load(vb: VarBuilder, cfg: &Config, half: bool) -> candle_core::Result<Bert> {

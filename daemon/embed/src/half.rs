@@ -79,6 +79,11 @@ impl HalfDense {
     }
 
     /// The weight back as row-major f32 `[k, n]`, for products too tall for the kernel.
+    /// Bytes held: the f16 panels and the f32 bias.
+    pub fn bytes(&self) -> usize {
+        self.panels.len() * 2 + self.bias.len() * 4
+    }
+
     pub fn widen(&self) -> Vec<f32> {
         let (k, n) = (self.k, self.n);
         let mut out = vec![0.0f32; k * n];

@@ -204,6 +204,11 @@ impl Embedder {
         Ok(self)
     }
 
+    /// Bytes the model's weights take in memory.
+    pub fn weight_bytes(&self) -> usize {
+        self.model.weight_bytes()
+    }
+
     /// Embeds one question, reusing the vector of a recent identical one.
     pub fn embed_question(&self, question: &str) -> Result<Vec<f32>, EmbedError> {
         if let Ok(recent) = self.recent.lock()

@@ -212,6 +212,11 @@ impl Residents {
 
     /// How the model download goes, for `status` ("" when there is nothing to say, and once
     /// the model is loaded, whatever the download did).
+    /// Bytes the loaded model's weights take (0 before it loads).
+    pub fn model_bytes(&self) -> usize {
+        self.model.get().map_or(0, |m| m.weight_bytes())
+    }
+
     pub fn model_note(&self) -> String {
         if self.model.get().is_some() {
             return String::new();

@@ -338,7 +338,7 @@ impl Fittok for FittokService {
 
     async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
         let _call = CallGuard::new(&self.activity);
-        let repos = self
+        let repos: Vec<RepoStatus> = self
             .residents
             .list()
             .into_iter()
@@ -417,12 +417,30 @@ impl Fittok for FittokService {
                     }),
             )
             .collect();
+        let rss = rss_bytes();
+        let structures: u64 = repos.iter().map(|r| r.memory_bytes).sum();
+        let model = self.residents.model_bytes() as u64;
+        let process_memory = vec![
+            MemoryPart {
+                name: "repositories".into(),
+                bytes: structures,
+            },
+            MemoryPart {
+                name: "embedding model".into(),
+                bytes: model,
+            },
+            MemoryPart {
+                name: "rest of the process".into(),
+                bytes: rss.saturating_sub(structures + model),
+            },
+        ];
         Ok(Response::new(StatusReply {
+            process_memory,
             version: self.info.version.clone(),
             protocol: fittok_proto::PROTOCOL,
             pid: std::process::id(),
             uptime_ms: self.started.elapsed().as_millis() as u64,
-            rss_bytes: rss_bytes(),
+            rss_bytes: rss,
             memory_budget_bytes: self.residents.memory_budget() as u64,
             idle_timeout_s: self.info.idle_timeout.as_secs(),
             socket: self.info.socket.display().to_string(),
