@@ -286,3 +286,111 @@ fn ruby_modules_are_constants_and_a_top_level_include_reaches_every_file() {
         ));
     }
 }
+
+#[test]
+fn a_method_called_on_a_new_instance_is_its_class_method() {
+    // Two classes with a `get`: the name alone decides nothing, the constructed class does.
+    let g = graph(&[
+        (
+            "lib/rack/mock_request.rb",
+            "module Rack\n  class MockRequest\n    def get(uri); end\n  end\nend\n",
+        ),
+        (
+            "lib/rack/client.rb",
+            "module Rack\n  class Client\n    def get(uri); end\n  end\nend\n",
+        ),
+        (
+            "test/spec_app.rb",
+            "class SpecApp\n  def test_root\n    Rack::MockRequest.new(app).get(\"/\")\n  end\nend\n",
+        ),
+        (
+            "shop/models.py",
+            "class Cart:\n    def total(self):\n        return 1\n\n\nclass Order:\n    def total(self):\n        return 2\n",
+        ),
+        (
+            "shop/views.py",
+            "from shop import models\n\n\ndef checkout():\n    return models.Cart([]).total()\n",
+        ),
+        (
+            "src/main/kotlin/shop/Moshi.kt",
+            "package shop\n\nclass Moshi {\n    class Builder {\n        fun add(x: Int): Builder = this\n    }\n}\n\nclass Gson {\n    fun add(x: Int) {}\n}\n",
+        ),
+        (
+            "src/main/kotlin/shop/Main.kt",
+            "package shop\n\nfun main() {\n    Moshi.Builder().add(1)\n}\n",
+        ),
+        (
+            "src/main/java/shop/Cart.java",
+            "package shop;\n\nclass Cart {\n    int total() { return 1; }\n}\n\nclass Order {\n    int total() { return 2; }\n}\n",
+        ),
+        (
+            "src/main/java/shop/Till.java",
+            "package shop;\n\nclass Till {\n    int ring() { return new Cart().total(); }\n}\n",
+        ),
+        (
+            "web/cart.js",
+            "class Cart { total() { return 1; } }\nclass Order { total() { return 2; } }\nfunction ring() { return new Cart().total(); }\n",
+        ),
+        (
+            "src/Shop/Cart.php",
+            "<?php\nnamespace Shop;\n\nclass Cart { public function total() { return 1; } }\nclass Order { public function total() { return 2; } }\nfunction ring() { return (new Cart())->total(); }\n",
+        ),
+        // A method the constructed type does not have (an extension, a base elsewhere) is
+        // found as on any other expression.
+        (
+            "Tests/Should.cs",
+            "static class Should {\n    public static void ShouldThrow(this System.Action a) { }\n}\nclass T {\n    void M() { new System.Action(() => {}).ShouldThrow(); }\n}\n",
+        ),
+    ]);
+    let calls = super::tests::edges(&g, EdgeKind::Calls);
+    for (from, to, not) in [
+        (
+            "test/spec_app.rb#SpecApp#test_root",
+            "lib/rack/mock_request.rb#Rack::MockRequest#get",
+            "lib/rack/client.rb#Rack::Client#get",
+        ),
+        (
+            "shop/views.py#checkout",
+            "shop/models.py#Cart.total",
+            "shop/models.py#Order.total",
+        ),
+        (
+            "src/main/kotlin/shop/Main.kt#main",
+            "src/main/kotlin/shop/Moshi.kt#Moshi.Builder.add",
+            "src/main/kotlin/shop/Moshi.kt#Gson.add",
+        ),
+        (
+            "src/main/java/shop/Till.java#Till.ring",
+            "src/main/java/shop/Cart.java#Cart.total",
+            "src/main/java/shop/Cart.java#Order.total",
+        ),
+        (
+            "web/cart.js#ring",
+            "web/cart.js#Cart.total",
+            "web/cart.js#Order.total",
+        ),
+        (
+            "src/Shop/Cart.php#ring",
+            "src/Shop/Cart.php#Cart::total",
+            "src/Shop/Cart.php#Order::total",
+        ),
+    ] {
+        assert!(
+            has(&g, EdgeKind::Calls, from, to),
+            "{from} → {to}: {calls:?}"
+        );
+        assert!(
+            !has(&g, EdgeKind::Calls, from, not),
+            "{from} ↛ {not}: {calls:?}"
+        );
+    }
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "Tests/Should.cs#T.M",
+            "Tests/Should.cs#Should.ShouldThrow"
+        ),
+        "{calls:?}"
+    );
+}

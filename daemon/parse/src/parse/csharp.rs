@@ -355,8 +355,10 @@ fn invocation(cx: &mut Cx, node: Node) {
                 if let Some(name_node) = f.field("name") {
                     let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
                     let name = cx.text(name_node);
-                    let receiver = f.field("expression").map(|e| receiver_text(cx, e));
-                    cx.reference(RefKind::Call, name, receiver, name_node);
+                    match f.field("expression") {
+                        Some(e) => cx.call_on(name, e, receiver_text(cx, e), name_node),
+                        None => cx.reference(RefKind::Call, name, None, name_node),
+                    }
                 }
                 if let Some(e) = f.field("expression") {
                     visit(cx, e);

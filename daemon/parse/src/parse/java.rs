@@ -33,9 +33,11 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         "method_invocation" => {
             let name = cx.field_text(node, "name").unwrap_or_default();
-            let receiver = node.field("object").map(|o| receiver_text(cx, o));
             if let Some(name_node) = node.field("name") {
-                cx.reference(RefKind::Call, name, receiver, name_node);
+                match node.field("object") {
+                    Some(o) => cx.call_on(name, o, receiver_text(cx, o), name_node),
+                    None => cx.reference(RefKind::Call, name, None, name_node),
+                }
             }
             cx.children(node, visit);
         }

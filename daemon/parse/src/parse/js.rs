@@ -415,7 +415,10 @@ fn call(cx: &mut Cx, node: Node) {
     }
     if matches!(func.kind(), "identifier" | "member_expression") {
         let (name, receiver) = callee(cx, func);
-        cx.reference(RefKind::Call, name, receiver, func);
+        match (func.field("object"), receiver) {
+            (Some(object), Some(receiver)) => cx.call_on(name, object, receiver, func),
+            (_, receiver) => cx.reference(RefKind::Call, name, receiver, func),
+        }
     }
 }
 

@@ -171,10 +171,7 @@ fn property(cx: &mut Cx, node: Node) {
             let mut cursor = node.walk();
             node.named_children(&mut cursor)
                 .find(|c| c.kind() == "call_expression")
-                .and_then(|c| c.named_child(0))
-                .filter(|f| f.kind() == "identifier")
-                .map(|f| cx.text(f))
-                .filter(|t| t.starts_with(char::is_uppercase))
+                .and_then(|c| constructed_class(cx, c))
         };
         if let (Some(name), Some(ty)) = (name.clone(), declared.or(constructed)) {
             if is_member {
@@ -220,13 +217,19 @@ fn call(cx: &mut Cx, node: Node) {
                     && parts.len() >= 2
                     && name.kind() == "identifier"
                 {
+                    let n = cx.text(*name);
+                    // `Foo(…).bar()`: `bar` is a member of the class the receiver constructs.
+                    if let Some(ty) = constructed_class(cx, *recv) {
+                        cx.reference_on_type(RefKind::Call, n, ty, *name);
+                        visit(cx, *recv);
+                        return call_arguments(cx, node);
+                    }
                     let receiver = match recv.kind() {
                         "identifier" | "navigation_expression" | "this_expression" => {
                             cx.text(*recv)
                         }
                         _ => String::new(),
                     };
-                    let n = cx.text(*name);
                     cx.reference(RefKind::Call, n, Some(receiver), *name);
                     visit(cx, *recv);
                 }
@@ -234,11 +237,35 @@ fn call(cx: &mut Cx, node: Node) {
             _ => visit(cx, callee),
         }
     }
+    call_arguments(cx, node);
+}
+
+/// Everything of a call after its callee: arguments, trailing lambdas.
+fn call_arguments(cx: &mut Cx, node: Node) {
     let mut cursor = node.walk();
     let rest: Vec<Node> = node.named_children(&mut cursor).skip(1).collect();
     for r in rest {
         visit(cx, r);
     }
+}
+
+/// The class a call constructs (`Foo(…)`, `Moshi.Builder()`): a callee whose last name is
+/// capitalised, as Kotlin names classes (functions start in lower case).
+fn constructed_class(cx: &Cx, node: Node) -> Option<String> {
+    if node.kind() != "call_expression" {
+        return None;
+    }
+    let callee = node.named_child(0)?;
+    let name = match callee.kind() {
+        "identifier" => callee,
+        "navigation_expression" => {
+            let mut cursor = callee.walk();
+            let last = callee.named_children(&mut cursor).last()?;
+            (last.kind() == "identifier").then_some(last)?
+        }
+        _ => return None,
+    };
+    Some(cx.text(name)).filter(|t| t.starts_with(char::is_uppercase))
 }
 
 /// `import a.b.C`, `import a.b.*` (the package), `import a.b.C as D`.

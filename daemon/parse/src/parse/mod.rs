@@ -586,6 +586,57 @@ impl<'f, 's> Cx<'f, 's> {
         });
     }
 
+    /// Records a use of `name` on a receiver that is an expression (written as the empty
+    /// receiver, as for any expression) whose type the expression itself says: a constructor
+    /// call (`Foo.new(…).name`, `new Foo().name()`), where no binding would tell. When the
+    /// type has no such member (an extension method, a base outside the repository) the use
+    /// resolves as on any other expression.
+    pub fn reference_on_type(
+        &mut self,
+        kind: RefKind,
+        name: String,
+        receiver_type: String,
+        node: Node,
+    ) {
+        if name.is_empty() {
+            return;
+        }
+        let scope = self.scope();
+        self.refs.push(Reference {
+            kind,
+            name: &name,
+            receiver: Some(""),
+            receiver_type: Some(&receiver_type),
+            line: name_line(node),
+            scope,
+        });
+    }
+
+    /// The class `new Foo(…)` creates (Java and C# `object_creation_expression`, JavaScript
+    /// and TypeScript `new_expression`), parenthesised or not: its last name.
+    pub fn created_class(&self, node: Node) -> Option<String> {
+        let mut node = node;
+        while node.kind() == "parenthesized_expression" {
+            node = node.named_child(0)?;
+        }
+        let ty = match node.kind() {
+            "object_creation_expression" => node.field("type")?,
+            "new_expression" => node.field("constructor")?,
+            _ => return None,
+        };
+        let name = base_type_name(&self.text(ty)).to_string();
+        (!name.is_empty()).then_some(name)
+    }
+
+    /// A call of `name` on `receiver`: on the class the receiver creates when it is a `new`
+    /// expression (`new Foo().bar()`), else as [`Cx::reference`] takes it.
+    pub fn call_on(&mut self, name: String, receiver_node: Node, receiver: String, node: Node) {
+        match self.created_class(receiver_node) {
+            Some(ty) => self.reference_on_type(RefKind::Call, name, ty, node),
+            None => self.reference(RefKind::Call, name, Some(receiver), node),
+        }
+    }
+
     /// Records an import. One without a module (a syntax error, `require('')`) imports
     /// nothing; an empty module is reserved for [`Cx::export_own`].
     pub fn import(&mut self, import: Import) {

@@ -58,10 +58,16 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         "member_call_expression" | "nullsafe_member_call_expression" => {
             let object = node.field("object");
             if let (Some(object), Some(name)) = (object, node.field("name")) {
-                let receiver = receiver_text(cx, object);
                 if name.kind() == "name" {
                     let n = cx.text(name);
-                    cx.reference(RefKind::Call, n, Some(receiver), name);
+                    // `(new Foo)->bar()`: `bar` is a method of the class constructed.
+                    match created_type(cx, object) {
+                        Some(ty) => cx.reference_on_type(RefKind::Call, n, ty, name),
+                        None => {
+                            let receiver = receiver_text(cx, object);
+                            cx.reference(RefKind::Call, n, Some(receiver), name);
+                        }
+                    }
                 }
                 visit(cx, object);
             }
@@ -305,20 +311,28 @@ fn parameter(cx: &mut Cx, node: Node) {
     }
 }
 
+/// The class `new Foo(…)` creates (parenthesised or not): its last name.
+fn created_type(cx: &Cx, node: Node) -> Option<String> {
+    let mut node = node;
+    while node.kind() == "parenthesized_expression" {
+        node = node.named_child(0)?;
+    }
+    if node.kind() != "object_creation_expression" {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let ty = node
+        .named_children(&mut cursor)
+        .find(|c| matches!(c.kind(), "name" | "qualified_name"))?;
+    Some(base_type_name(&cx.text(ty)).to_string())
+}
+
 /// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class.
 fn assignment(cx: &mut Cx, node: Node) {
     let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return;
     };
-    if right.kind() != "object_creation_expression" {
-        return;
-    }
-    let mut cursor = right.walk();
-    let Some(ty) = right
-        .named_children(&mut cursor)
-        .find(|c| matches!(c.kind(), "name" | "qualified_name"))
-        .map(|t| base_type_name(&cx.text(t)).to_string())
-    else {
+    let Some(ty) = created_type(cx, right) else {
         return;
     };
     let var = receiver_text(cx, left);

@@ -232,6 +232,11 @@ fn call(cx: &mut Cx, node: Node) {
                 let name = text.rsplit("::").next().unwrap_or(&text).to_string();
                 cx.reference(RefKind::Call, name, None, r);
             }
+            // `Foo.new(…).bar`: `bar` is an instance method of Foo.
+            Some(r) if let Some(ty) = constructed_type(cx, r) => {
+                cx.reference_on_type(RefKind::Call, method.clone(), ty, m);
+                visit(cx, r);
+            }
             Some(r) => {
                 let recv = receiver_text(cx, r);
                 cx.reference(RefKind::Call, method.clone(), Some(recv), m);
