@@ -14,6 +14,8 @@
 //! measurements, to show the embedder was working. `DAEMONS=a/fittokd,b/fittokd` repeats both
 //! modes per daemon binary (a baseline beside the build under test). On Linux each mode also
 //! reports the daemon's RSS after the first answer and at the end, and its peak (VmHWM).
+//! `LOAD=1` repeats both modes with a CPU-bound process (`yes`) on one core, as under a build,
+//! and prints each figure loaded against quiet.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -225,6 +227,33 @@ fn measure(
     }
 }
 
+/// A CPU-bound process on the machine's last core (`yes`, pinned by `taskset` where there
+/// is one), as a build running beside the daemon would be; stopped when dropped.
+struct Load(std::process::Child);
+
+impl Load {
+    fn start() -> Load {
+        let core = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
+        let pinned = Command::new("taskset")
+            .args(["-c", &core.to_string(), "yes"])
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        let child = pinned.or_else(|_| {
+            Command::new("yes")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+        });
+        Load(child.expect("yes, as a CPU-bound process"))
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn copy_repo(src: &Path, dst: &Path) {
     let status = Command::new("cp")
         .arg("-a")
@@ -242,7 +271,7 @@ fn main() {
         .collect();
     let Some(repo) = args.first() else {
         eprintln!(
-            "usage: cargo bench -p fittok-e2e --bench foreground -- REPO [EDIT_FILE]  (RUNS=40, EDITS=5, DAEMONS=a,b)"
+            "usage: cargo bench -p fittok-e2e --bench foreground -- REPO [EDIT_FILE]  (RUNS=40, EDITS=5, DAEMONS=a,b, LOAD=1)"
         );
         std::process::exit(2);
     };
@@ -279,36 +308,60 @@ fn main() {
         "repository {repo}; editing {}; {runs} queries, {edits} saves per mode",
         edit.display()
     );
+    let loads: &[bool] = if std::env::var("LOAD").is_ok_and(|v| v == "1") {
+        &[false, true]
+    } else {
+        &[false]
+    };
     println!(
-        "| daemon | model | first answer | warm query p50 | save → visible (median) | RSS first / end / peak | embedder |"
+        "| daemon | machine | model | first answer | warm query p50 | save → visible (median) | RSS first / end / peak | embedder |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for daemon in &daemons {
-        let mut row = Vec::new();
-        for with_model in [false, true] {
-            let f = measure(&copy, &edit, daemon, with_model, runs, edits);
+        let mut quiet_present = None;
+        for &loaded in loads {
+            let _load = loaded.then(Load::start);
+            let machine = if loaded { "loaded" } else { "quiet" };
+            let mut row = Vec::new();
+            for with_model in [false, true] {
+                let f = measure(&copy, &edit, daemon, with_model, runs, edits);
+                println!(
+                    "| {} | {machine} | {} | {:.2} s | {:.1} ms | {:.0} ms | {} | {} |",
+                    daemon.display(),
+                    if with_model {
+                        "present, embedding"
+                    } else {
+                        "absent"
+                    },
+                    f.first_s,
+                    f.query_p50_ms,
+                    f.save_visible_ms,
+                    f.memory,
+                    f.note
+                );
+                row.push(f);
+            }
             println!(
-                "| {} | {} | {:.2} s | {:.1} ms | {:.0} ms | {} | {} |",
+                "| {} | {machine} | ratio present/absent | {:.2} | {:.2} | {:.2} | | |",
                 daemon.display(),
-                if with_model {
-                    "present, embedding"
-                } else {
-                    "absent"
-                },
-                f.first_s,
-                f.query_p50_ms,
-                f.save_visible_ms,
-                f.memory,
-                f.note
+                row[1].first_s / row[0].first_s,
+                row[1].query_p50_ms / row[0].query_p50_ms,
+                row[1].save_visible_ms / row[0].save_visible_ms
             );
-            row.push(f);
+            match quiet_present.take() {
+                None => quiet_present = row.pop(),
+                Some(quiet) => {
+                    let present = &row[1];
+                    println!(
+                        "| {} | loaded / quiet | present | {:.2} | {:.2} | {:.2} | | |",
+                        daemon.display(),
+                        present.first_s / quiet.first_s,
+                        present.query_p50_ms / quiet.query_p50_ms,
+                        present.save_visible_ms / quiet.save_visible_ms
+                    );
+                }
+            }
         }
-        println!(
-            "| {} | ratio present/absent | | {:.2} | {:.2} | | |",
-            daemon.display(),
-            row[1].query_p50_ms / row[0].query_p50_ms,
-            row[1].save_visible_ms / row[0].save_visible_ms
-        );
     }
     let _ = std::fs::remove_dir_all(&copy);
 }

@@ -16,9 +16,131 @@ use crate::model::{Definition, Lang, RefKind};
 /// `Builder`, `-> Self` gives `Self`, `-> io::Result<()>` gives `Result`. `None` when the
 /// signature declares none (or the language's signatures are not read here).
 pub fn return_type(lang: Lang, signature: &str) -> Option<&str> {
-    if lang != Lang::Rust {
+    match lang {
+        Lang::Rust => rust_return_type(signature),
+        Lang::Kotlin => kotlin_return_type(signature),
+        Lang::Java | Lang::CSharp => java_return_type(signature),
+        _ => None,
+    }
+}
+
+/// A type as a member lookup reads it: `a.b.Builder<T>?` gives `Builder`; `None` unless it
+/// starts in upper case, as class names do (`int`, `void`, a type parameter `t` do not).
+fn type_name(ty: &str) -> Option<&str> {
+    let ty = ty.trim();
+    let end = ty
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(ty.len());
+    let name = ty[..end].rsplit('.').next().unwrap_or("");
+    name.starts_with(char::is_uppercase).then_some(name)
+}
+
+/// Where the parameter list opening at `open` (a `(`) closes.
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Kotlin: `fun add(x: Any): Builder`, `fun <T> adapter(t: Type): JsonAdapter<T>?`; `None`
+/// for a function without a declared type (`fun build() = Moshi(this)`).
+fn kotlin_return_type(signature: &str) -> Option<&str> {
+    let fun = signature.find("fun ")?;
+    // The parameter list: the first `(` outside the type parameters (`fun <T : A<B>> f(`).
+    let mut angle = 0i32;
+    let mut open = None;
+    for (i, c) in signature[fun..].char_indices() {
+        match c {
+            '<' => angle += 1,
+            '>' => angle -= 1,
+            '(' if angle == 0 => {
+                open = Some(fun + i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let close = matching_paren(signature, open?)?;
+    let rest = signature[close + 1..].trim_start().strip_prefix(':')?;
+    type_name(rest)
+}
+
+/// Java and C#: the type before the method's name, `public <T> JsonAdapter<T> adapter(Type t)`
+/// gives `JsonAdapter`; `None` for a constructor (`Builder(Moshi m)`) or a primitive.
+fn java_return_type(signature: &str) -> Option<&str> {
+    // The parameter list: the first `(` that is not an annotation's (`@Named("x")`).
+    let bytes = signature.as_bytes();
+    let mut i = 0;
+    let mut angle = 0i32;
+    let open = loop {
+        match *bytes.get(i)? {
+            b'@' => {
+                i += 1;
+                while bytes
+                    .get(i)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b"_.".contains(b))
+                {
+                    i += 1;
+                }
+                while bytes.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                if bytes.get(i) == Some(&b'(') {
+                    i = matching_paren(signature, i)? + 1;
+                }
+                continue;
+            }
+            b'<' => angle += 1,
+            b'>' => angle -= 1,
+            b'(' if angle == 0 => break i,
+            _ => {}
+        }
+        i += 1;
+    };
+    // Before it: the name, then the return type (its generic arguments skipped back over).
+    let head = signature[..open].trim_end();
+    let name_start = head
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |p| p + 1);
+    let mut ty_end = head[..name_start].trim_end().len();
+    let before = &head[..ty_end];
+    if before.ends_with(']') {
         return None;
     }
+    if before.ends_with('>') {
+        let mut depth = 0i32;
+        for (j, c) in before.char_indices().rev() {
+            match c {
+                '>' => depth += 1,
+                '<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        ty_end = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let ty_start = head[..ty_end]
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |p| p + 1);
+    type_name(&head[ty_start..ty_end])
+}
+
+fn rust_return_type(signature: &str) -> Option<&str> {
     // The last `->` outside parentheses: a closure parameter's arrow is inside them.
     let mut depth = 0i32;
     let mut arrow = None;
@@ -161,5 +283,45 @@ mod tests {
         assert_eq!(rt("fn tuple(&self) -> (A, B)"), None);
         assert_eq!(rt("fn raw(&self) -> usize"), None);
         assert_eq!(return_type(Lang::Python, "def f(self) -> Builder:"), None);
+    }
+
+    #[test]
+    fn return_types_are_read_from_kotlin_java_and_csharp_signatures() {
+        let kt = |s| return_type(Lang::Kotlin, s);
+        assert_eq!(kt("fun add(adapter: Any): Builder"), Some("Builder"));
+        assert_eq!(
+            kt("public fun <T : Comparable<T>> adapter(type: Type): JsonAdapter<T>?"),
+            Some("JsonAdapter")
+        );
+        assert_eq!(
+            kt("fun Moshi.Builder.addLast(f: (Int) -> Unit): Moshi.Builder"),
+            Some("Builder")
+        );
+        assert_eq!(kt("fun build() = Moshi(this)"), None);
+        assert_eq!(kt("override fun hashCode(): Int"), Some("Int"));
+        assert_eq!(kt("fun close()"), None);
+        assert_eq!(kt("class Builder(val moshi: Moshi)"), None);
+        let java = |s| return_type(Lang::Java, s);
+        assert_eq!(java("public Builder add(Object adapter)"), Some("Builder"));
+        assert_eq!(
+            java("@CheckReturnValue public <T> JsonAdapter<T> adapter(Type type)"),
+            Some("JsonAdapter")
+        );
+        assert_eq!(
+            java("@SuppressWarnings(\"unchecked\") public static Map.Entry<K, V> entry(K k, V v)"),
+            Some("Entry")
+        );
+        assert_eq!(java("public Builder(Moshi moshi)"), None);
+        assert_eq!(java("Builder(Moshi moshi)"), None);
+        assert_eq!(java("public void close()"), None);
+        assert_eq!(java("int size()"), None);
+        assert_eq!(java("public String[] names()"), None);
+        assert_eq!(
+            return_type(
+                Lang::CSharp,
+                "public static IMapper CreateMapper(this MapperConfiguration c)"
+            ),
+            Some("IMapper")
+        );
     }
 }

@@ -394,3 +394,80 @@ fn a_method_called_on_a_new_instance_is_its_class_method() {
         "{calls:?}"
     );
 }
+
+#[test]
+fn chains_of_calls_resolve_through_declared_return_types_in_java_and_kotlin() {
+    // Two of every name: only the declared return types tell which one each link calls.
+    let g = graph(&[
+        (
+            "src/main/java/g/GsonBuilder.java",
+            "package g;\n\npublic final class GsonBuilder {\n    public GsonBuilder setPretty() { return this; }\n    public Gson create() { return new Gson(); }\n}\n",
+        ),
+        (
+            "src/main/java/g/Gson.java",
+            "package g;\n\npublic final class Gson {\n    public String toJson(Object o) { return \"\"; }\n    public static TypeToken token() { return null; }\n}\n",
+        ),
+        (
+            "src/main/java/g/Other.java",
+            "package g;\n\nclass Other {\n    Other setPretty() { return this; }\n    Other create() { return this; }\n    String toJson(Object o) { return \"\"; }\n}\n",
+        ),
+        (
+            "src/main/java/g/TypeToken.java",
+            "package g;\n\nclass TypeToken {\n    boolean isRaw() { return true; }\n}\nclass Raw {\n    boolean isRaw() { return false; }\n}\n",
+        ),
+        (
+            "src/main/java/g/Use.java",
+            "package g;\n\nclass Use {\n    String run(Object o) {\n        Gson.token().isRaw();\n        return new GsonBuilder().setPretty().create().toJson(o);\n    }\n}\n",
+        ),
+        (
+            "src/main/kotlin/m/Moshi.kt",
+            "package m\n\nclass Moshi {\n    fun adapter(): Adapter = Adapter()\n    class Builder {\n        fun add(x: Int): Builder = this\n        fun build(): Moshi = Moshi()\n    }\n}\n\nclass Adapter {\n    fun toJson(): String = \"\"\n}\n\nclass Retrofit {\n    fun build(): Retrofit = this\n    fun adapter(): Retrofit = this\n    fun toJson(): String = \"\"\n}\n",
+        ),
+        (
+            "src/main/kotlin/m/Main.kt",
+            "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n",
+        ),
+    ]);
+    let calls = super::tests::edges(&g, EdgeKind::Calls);
+    for (from, to, not) in [
+        (
+            "src/main/java/g/Use.java#Use.run",
+            "src/main/java/g/Gson.java#Gson.toJson",
+            "src/main/java/g/Other.java#Other.toJson",
+        ),
+        (
+            "src/main/java/g/Use.java#Use.run",
+            "src/main/java/g/GsonBuilder.java#GsonBuilder.create",
+            "src/main/java/g/Other.java#Other.create",
+        ),
+        (
+            "src/main/java/g/Use.java#Use.run",
+            "src/main/java/g/TypeToken.java#TypeToken.isRaw",
+            "src/main/java/g/TypeToken.java#Raw.isRaw",
+        ),
+        (
+            "src/main/kotlin/m/Main.kt#main",
+            "src/main/kotlin/m/Moshi.kt#Moshi.Builder.build",
+            "src/main/kotlin/m/Moshi.kt#Retrofit.build",
+        ),
+        (
+            "src/main/kotlin/m/Main.kt#main",
+            "src/main/kotlin/m/Moshi.kt#Moshi.adapter",
+            "src/main/kotlin/m/Moshi.kt#Retrofit.adapter",
+        ),
+        (
+            "src/main/kotlin/m/Main.kt#main",
+            "src/main/kotlin/m/Moshi.kt#Adapter.toJson",
+            "src/main/kotlin/m/Moshi.kt#Retrofit.toJson",
+        ),
+    ] {
+        assert!(
+            has(&g, EdgeKind::Calls, from, to),
+            "{from} → {to}: {calls:?}"
+        );
+        assert!(
+            !has(&g, EdgeKind::Calls, from, not),
+            "{from} ↛ {not}: {calls:?}"
+        );
+    }
+}

@@ -35,6 +35,11 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             let name = cx.field_text(node, "name").unwrap_or_default();
             if let Some(name_node) = node.field("name") {
                 match node.field("object") {
+                    // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
+                    Some(o) if o.kind() == "method_invocation" => {
+                        let chain = call_chain(cx, o, 0).unwrap_or_default();
+                        cx.reference(RefKind::Call, name, Some(chain), name_node);
+                    }
                     Some(o) => cx.call_on(name, o, receiver_text(cx, o), name_node),
                     None => cx.reference(RefKind::Call, name, None, name_node),
                 }
@@ -54,6 +59,24 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         _ => cx.children(node, visit),
     }
+}
+
+/// A receiver that is a chain of calls, written without arguments for the linker to follow
+/// through return types: `new Builder().add(x)` as `<Builder>.add()` (see [`Cx::chain_link`]);
+/// `None` past [`super::MAX_CHAIN`] links or from a start the linker cannot follow.
+fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
+    if depth > super::MAX_CHAIN {
+        return None;
+    }
+    let name = cx.field_text(call, "name")?;
+    let Some(object) = call.field("object") else {
+        return Some(format!("{name}()"));
+    };
+    let chain = match object.kind() {
+        "method_invocation" => Some(call_chain(cx, object, depth + 1)?),
+        _ => None,
+    };
+    cx.chain_link(object, chain, &name)
 }
 
 fn receiver_text(cx: &Cx, node: Node) -> String {

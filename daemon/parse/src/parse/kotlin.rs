@@ -228,6 +228,8 @@ fn call(cx: &mut Cx, node: Node) {
                         "identifier" | "navigation_expression" | "this_expression" => {
                             cx.text(*recv)
                         }
+                        // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
+                        "call_expression" => call_chain(cx, *recv, 0).unwrap_or_default(),
                         _ => String::new(),
                     };
                     cx.reference(RefKind::Call, n, Some(receiver), *name);
@@ -246,6 +248,38 @@ fn call_arguments(cx: &mut Cx, node: Node) {
     let rest: Vec<Node> = node.named_children(&mut cursor).skip(1).collect();
     for r in rest {
         visit(cx, r);
+    }
+}
+
+/// A receiver that is a chain of calls, written without arguments for the linker to follow
+/// through return types: `Moshi.Builder().add(x)` as `<Builder>.add()` (see
+/// [`Cx::chain_link`]); `None` past [`super::MAX_CHAIN`] links or from a start the linker
+/// cannot follow.
+fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
+    if depth > super::MAX_CHAIN {
+        return None;
+    }
+    let callee = call.named_child(0)?;
+    match callee.kind() {
+        "identifier" => Some(format!("{}()", cx.text(callee))),
+        "navigation_expression" => {
+            let mut cursor = callee.walk();
+            let parts: Vec<Node> = callee.named_children(&mut cursor).collect();
+            let (base, name) = (*parts.first()?, *parts.last()?);
+            if parts.len() < 2 || name.kind() != "identifier" {
+                return None;
+            }
+            let name = cx.text(name);
+            if let Some(ty) = constructed_class(cx, base) {
+                return Some(format!("<{ty}>.{name}()"));
+            }
+            let chain = match base.kind() {
+                "call_expression" => Some(call_chain(cx, base, depth + 1)?),
+                _ => None,
+            };
+            cx.chain_link(base, chain, &name)
+        }
+        _ => None,
     }
 }
 

@@ -637,6 +637,28 @@ impl<'f, 's> Cx<'f, 's> {
         }
     }
 
+    /// A link of a chain of calls as `link::chains` reads it: `base.name()`, where the base
+    /// is `this`/`self` (`self`), a variable of a known type (`<Type>`), a capitalised name
+    /// (a static or companion call: `Type::name()`), or the chain before it (`chain`, already
+    /// written); `None` when the base is none of these.
+    pub fn chain_link(&self, base: Node, chain: Option<String>, name: &str) -> Option<String> {
+        if let Some(ty) = self.created_class(base) {
+            return Some(format!("<{ty}>.{name}()"));
+        }
+        match base.kind() {
+            "this" | "this_expression" => Some(format!("self.{name}()")),
+            "identifier" => {
+                let var = self.text(base);
+                match self.lookup(&var) {
+                    Some(ty) => Some(format!("<{ty}>.{name}()")),
+                    None if var.starts_with(char::is_uppercase) => Some(format!("{var}::{name}()")),
+                    None => None,
+                }
+            }
+            _ => Some(format!("{}.{name}()", chain?)),
+        }
+    }
+
     /// Records an import. One without a module (a syntax error, `require('')`) imports
     /// nothing; an empty module is reserved for [`Cx::export_own`].
     pub fn import(&mut self, import: Import) {
@@ -741,6 +763,9 @@ pub fn impl_self_type(impl_name: &str) -> &str {
     let ty = rest.rsplit(" for ").next().unwrap_or(rest);
     base_type_name(ty)
 }
+
+/// Links of a chain of calls a parser writes out (builders run to a dozen or more).
+pub(super) const MAX_CHAIN: usize = 24;
 
 /// `&mut Vec<T>` → `Vec`; `*pkg.Router` → `Router`; `a::b::C<T>` → `C`; `Foo[int]` → `Foo`;
 /// `\App\Util\Str` → `Str`.

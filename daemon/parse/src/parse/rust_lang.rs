@@ -381,16 +381,13 @@ fn call(cx: &mut Cx, func: Node) {
     }
 }
 
-/// Links of a chain of calls the parser writes out (builders run to a dozen or more).
-const MAX_CHAIN: usize = 24;
-
 /// A receiver that is a chain of calls, written without their arguments for the linker to
 /// follow through return types (`link::chains`): `Builder::new().only(true)` as
 /// `Builder::new().only()`. It starts at `Type::f(…)`, `f(…)`, `self`, or a variable of a
 /// known type (`<Builder>.only()`); `None` when it starts elsewhere or runs past
-/// [`MAX_CHAIN`] links.
+/// [`super::MAX_CHAIN`] links.
 fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > MAX_CHAIN {
+    if depth > super::MAX_CHAIN {
         return None;
     }
     let mut func = call.field("function")?;
