@@ -396,7 +396,7 @@ fn a_method_called_on_a_new_instance_is_its_class_method() {
 }
 
 #[test]
-fn chains_of_calls_resolve_through_declared_return_types_in_java_and_kotlin() {
+fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csharp() {
     // Two of every name: only the declared return types tell which one each link calls.
     let g = graph(&[
         (
@@ -426,6 +426,10 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_and_kotlin() {
         (
             "src/main/kotlin/m/Main.kt",
             "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n",
+        ),
+        (
+            "src/Mapper.cs",
+            "namespace M {\n    public class Config {\n        public Config Add(int x) { return this; }\n        public IMapper CreateMapper() { return null; }\n    }\n    public interface IMapper {\n        object Map(object o);\n    }\n    public class Other {\n        public Other Add(int x) { return this; }\n        public object Map(object o) { return o; }\n    }\n    public class Use {\n        public object Run(object o) { return new Config().Add(1).CreateMapper().Map(o); }\n    }\n}\n",
         ),
     ]);
     let calls = super::tests::edges(&g, EdgeKind::Calls);
@@ -459,6 +463,11 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_and_kotlin() {
             "src/main/kotlin/m/Main.kt#main",
             "src/main/kotlin/m/Moshi.kt#Adapter.toJson",
             "src/main/kotlin/m/Moshi.kt#Retrofit.toJson",
+        ),
+        (
+            "src/Mapper.cs#Use.Run",
+            "src/Mapper.cs#IMapper.Map",
+            "src/Mapper.cs#Other.Map",
         ),
     ] {
         assert!(

@@ -356,6 +356,11 @@ fn invocation(cx: &mut Cx, node: Node) {
                     let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
                     let name = cx.text(name_node);
                     match f.field("expression") {
+                        // `a.B(…).C()`: `C` on what `B` returns (`link::chains`).
+                        Some(e) if e.kind() == "invocation_expression" => {
+                            let chain = call_chain(cx, e, 0).unwrap_or_default();
+                            cx.reference(RefKind::Call, name, Some(chain), name_node);
+                        }
                         Some(e) => cx.call_on(name, e, receiver_text(cx, e), name_node),
                         None => cx.reference(RefKind::Call, name, None, name_node),
                     }
@@ -382,6 +387,32 @@ fn invocation(cx: &mut Cx, node: Node) {
     }
     if let Some(args) = node.field("arguments") {
         cx.children(args, visit);
+    }
+}
+
+/// A receiver that is a chain of calls, written without arguments for the linker to follow
+/// through return types: `new Builder().Add(x)` as `<Builder>.Add()` (see
+/// [`Cx::chain_link`]); `None` past [`super::MAX_CHAIN`] links or from a start the linker
+/// cannot follow.
+fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
+    if depth > super::MAX_CHAIN {
+        return None;
+    }
+    let f = call.field("function")?;
+    match f.kind() {
+        "identifier" => Some(format!("{}()", cx.text(f))),
+        "member_access_expression" => {
+            let name_node = f.field("name")?;
+            let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
+            let name = cx.text(name_node);
+            let base = f.field("expression")?;
+            let chain = match base.kind() {
+                "invocation_expression" => Some(call_chain(cx, base, depth + 1)?),
+                _ => None,
+            };
+            cx.chain_link(base, chain, &name)
+        }
+        _ => None,
     }
 }
 
