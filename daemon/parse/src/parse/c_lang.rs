@@ -243,3 +243,67 @@ fn include(cx: &mut Cx, node: Node) {
         node.start_position().row as u32 + 1,
     ));
 }
+
+/// `class SPDLOG_API logger : public base {`: an export macro (all capitals) between
+/// `class`/`struct`/`union` and the name of a type being defined, which the grammar, not
+/// expanding macros, reads as the type's name — the class then parses as a function named
+/// `logger`, its bases and members lost. A copy of `bytes` with each such macro blanked to
+/// spaces (offsets and lines unchanged) to parse instead, or `None` when there is none. The
+/// name must be followed by a base clause or a body: `struct STAT st;` is left alone.
+pub(super) fn blank_export_macros(bytes: &[u8]) -> Option<Vec<u8>> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let skip_space = |mut i: usize| {
+        while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        i
+    };
+    let ident_end = |i: usize| {
+        let mut j = i;
+        while bytes.get(j).is_some_and(|&b| word(b)) {
+            j += 1;
+        }
+        j
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let at_word = i == 0 || !word(bytes[i - 1]);
+        let keyword = [&b"class"[..], b"struct", b"union"].into_iter().find(|k| {
+            at_word
+                && bytes[i..].starts_with(k)
+                && !bytes.get(i + k.len()).is_some_and(|&b| word(b))
+        });
+        let Some(keyword) = keyword else {
+            i += 1;
+            continue;
+        };
+        let macro_start = skip_space(i + keyword.len());
+        let macro_end = ident_end(macro_start);
+        let is_macro = macro_end > macro_start + 1
+            && bytes[macro_start..macro_end]
+                .iter()
+                .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            && bytes[macro_start].is_ascii_uppercase();
+        let name_start = skip_space(macro_end);
+        let name_end = ident_end(name_start);
+        if is_macro && name_end > name_start && macro_end < name_start {
+            let mut next = skip_space(name_end);
+            if bytes[next..].starts_with(b"final") && !bytes.get(next + 5).is_some_and(|&b| word(b))
+            {
+                next = skip_space(next + 5);
+            }
+            let opens = match bytes.get(next) {
+                Some(b'{') => true,
+                Some(b':') => bytes.get(next + 1) != Some(&b':'),
+                _ => false,
+            };
+            if opens {
+                let copy = out.get_or_insert_with(|| bytes.to_vec());
+                copy[macro_start..macro_end].fill(b' ');
+            }
+        }
+        i = macro_end.max(i + 1);
+    }
+    out
+}

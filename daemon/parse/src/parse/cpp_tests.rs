@@ -141,3 +141,29 @@ fn broken_cpp_never_panics_and_keeps_what_parsed() {
         outline(&f)
     );
 }
+
+#[test]
+fn an_export_macro_between_class_and_name_leaves_a_class() {
+    let src = "#define SPDLOG_API __attribute__((visibility(\"default\")))\nnamespace spdlog {\nclass SPDLOG_API logger final : public base {\npublic:\n    void info() { flush_(); }\n};\nstruct SPDLOG_API log_msg {\n    int level;\n};\nstruct STAT st;\n}\n";
+    let f = parse_file("include/spdlog/logger.h", Lang::Cpp, src.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f).into_iter().map(|o| (o.0, o.1)).collect();
+    for expected in [
+        (DefKind::Class, "spdlog::logger"),
+        (DefKind::Method, "spdlog::logger::info"),
+        (DefKind::Struct, "spdlog::log_msg"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    assert!(has_ref(&f, RefKind::Inherits, None, "base"));
+    assert!(!has_ref(&f, RefKind::Type, None, "SPDLOG_API"));
+    // The signature is the file's own text, macro and all.
+    assert_eq!(
+        find(&f, "spdlog::logger").signature,
+        "class SPDLOG_API logger final : public base"
+    );
+    // `struct STAT st;` declares a variable of type `struct STAT`: nothing is blanked.
+    assert!(has_ref(&f, RefKind::Type, None, "STAT"));
+}

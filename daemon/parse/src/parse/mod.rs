@@ -166,7 +166,13 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         });
         return file;
     }
-    let Some(tree) = parser.parse(bytes, None) else {
+    // C and C++ export macros are blanked in the copy the grammar reads; names, signatures and
+    // lines come from the file as it is (offsets are the same).
+    let blanked = match lang {
+        Lang::C | Lang::Cpp => c_lang::blank_export_macros(bytes),
+        _ => None,
+    };
+    let Some(tree) = parser.parse(blanked.as_deref().unwrap_or(bytes), None) else {
         file.diagnostics.push(Diagnostic {
             line: 0,
             message: "parser gave up".into(),
