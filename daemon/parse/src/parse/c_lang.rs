@@ -244,12 +244,41 @@ fn include(cx: &mut Cx, node: Node) {
     ));
 }
 
+/// Words that begin a declaration: a macro right before one is a specifier (`FMT_CONSTEXPR`,
+/// `SPDLOG_INLINE`, `FMT_API`), not the declaration's type.
+const SPECIFIERS: [&[u8]; 22] = [
+    b"void",
+    b"int",
+    b"char",
+    b"bool",
+    b"auto",
+    b"const",
+    b"static",
+    b"inline",
+    b"constexpr",
+    b"explicit",
+    b"virtual",
+    b"unsigned",
+    b"signed",
+    b"long",
+    b"short",
+    b"float",
+    b"double",
+    b"extern",
+    b"friend",
+    b"typename",
+    b"template",
+    b"struct",
+];
+
 /// `class SPDLOG_API logger : public base {`: an export macro (all capitals) between
 /// `class`/`struct`/`union` and the name of a type being defined, which the grammar, not
 /// expanding macros, reads as the type's name — the class then parses as a function named
 /// `logger`, its bases and members lost. A copy of `bytes` with each such macro blanked to
 /// spaces (offsets and lines unchanged) to parse instead, or `None` when there is none. The
-/// name must be followed by a base clause or a body: `struct STAT st;` is left alone.
+/// name must be followed by a base clause or a body: `struct STAT st;` is left alone. Macros
+/// before a specifier keyword (`FMT_CONSTEXPR auto f()`, see [`SPECIFIERS`]) are blanked too;
+/// preprocessor lines are left as they are.
 pub(super) fn blank_export_macros(bytes: &[u8]) -> Option<Vec<u8>> {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let skip_space = |mut i: usize| {
@@ -266,9 +295,48 @@ pub(super) fn blank_export_macros(bytes: &[u8]) -> Option<Vec<u8>> {
         j
     };
     let mut out: Option<Vec<u8>> = None;
+    let mut line_start = true;
+    let mut preprocessor = false;
     let mut i = 0;
     while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                // A directive continues past an escaped line end.
+                preprocessor &= i > 0 && bytes[i - 1] == b'\\';
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b'#' if line_start => preprocessor = true,
+            b if !b.is_ascii_whitespace() => line_start = false,
+            _ => {}
+        }
         let at_word = i == 0 || !word(bytes[i - 1]);
+        if preprocessor {
+            i += 1;
+            continue;
+        }
+        // `FMT_CONSTEXPR auto f()`, `SPDLOG_INLINE void logger::info()`: a macro (capitals
+        // with an underscore) before a specifier keyword is a specifier itself.
+        if at_word && bytes[i].is_ascii_uppercase() {
+            let end = ident_end(i);
+            let name = &bytes[i..end];
+            let next = skip_space(end);
+            let next_word = &bytes[next..ident_end(next)];
+            if name.len() >= 3
+                && name.contains(&b'_')
+                && name
+                    .iter()
+                    .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+                && next > end
+                && SPECIFIERS.contains(&next_word)
+            {
+                let copy = out.get_or_insert_with(|| bytes.to_vec());
+                copy[i..end].fill(b' ');
+                i = end;
+                continue;
+            }
+        }
         let keyword = [&b"class"[..], b"struct", b"union"].into_iter().find(|k| {
             at_word
                 && bytes[i..].starts_with(k)

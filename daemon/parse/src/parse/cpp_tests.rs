@@ -167,3 +167,25 @@ fn an_export_macro_between_class_and_name_leaves_a_class() {
     // `struct STAT st;` declares a variable of type `struct STAT`: nothing is blanked.
     assert!(has_ref(&f, RefKind::Type, None, "STAT"));
 }
+
+#[test]
+fn a_specifier_macro_before_a_declaration_is_no_type() {
+    let src = "#define FMT_CONSTEXPR constexpr\n#define MY_INT int\nnamespace fmt {\nFMT_CONSTEXPR auto parse(int x) -> int { return step(x); }\nSPDLOG_INLINE void logger::info() { flush_(); }\nMY_TYPE value;\n}\n";
+    let f = parse_file("include/fmt/core.h", Lang::Cpp, src.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f).into_iter().map(|o| (o.0, o.1)).collect();
+    for expected in [
+        (DefKind::Function, "fmt::parse"),
+        (DefKind::Method, "fmt::logger::info"),
+        (DefKind::Constant, "MY_INT"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    assert!(!has_ref(&f, RefKind::Type, None, "FMT_CONSTEXPR"));
+    assert!(!has_ref(&f, RefKind::Type, None, "SPDLOG_INLINE"));
+    assert!(has_ref(&f, RefKind::Call, None, "step"));
+    // A type in capitals followed by a name is a type.
+    assert!(has_ref(&f, RefKind::Type, None, "MY_TYPE"));
+}
