@@ -425,7 +425,7 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
         ),
         (
             "src/main/kotlin/m/Main.kt",
-            "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n",
+            "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n\nfun later() {\n    val moshi = Moshi.Builder().add(2).build()\n    moshi.adapter()\n}\n\nclass Gen {\n    fun run() {\n        val spec = Poet.classBuilder().build()\n        spec.onlyHere()\n    }\n\n    private fun Poet.onlyHere() {}\n}\n",
         ),
         (
             "src/Mapper.cs",
@@ -465,6 +465,11 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
             "src/main/kotlin/m/Moshi.kt#Retrofit.toJson",
         ),
         (
+            "src/main/kotlin/m/Main.kt#later",
+            "src/main/kotlin/m/Moshi.kt#Moshi.adapter",
+            "src/main/kotlin/m/Moshi.kt#Retrofit.adapter",
+        ),
+        (
             "src/Mapper.cs#Use.Run",
             "src/Mapper.cs#IMapper.Map",
             "src/Mapper.cs#Other.Map",
@@ -479,4 +484,14 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
             "{from} ↛ {not}: {calls:?}"
         );
     }
+    // A chain that cannot be followed (a library's builder) leaves the call to its name.
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "src/main/kotlin/m/Main.kt#Gen.run",
+            "src/main/kotlin/m/Main.kt#Gen.onlyHere"
+        ),
+        "{calls:?}"
+    );
 }

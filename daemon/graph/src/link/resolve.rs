@@ -611,6 +611,19 @@ impl<'a> FileScope<'a> {
 
     fn qualified(&self, recv: &str, r: &Reference) -> (Vec<u32>, How) {
         let name = r.name;
+        // A variable bound to a chain of calls (`val m = Moshi.Builder().build()`) has the type
+        // the chain returns, or none known when the chain cannot be followed.
+        let chained;
+        let r = match r.receiver_type {
+            Some(chain) if chain.ends_with("()") => {
+                chained = self.chain_type(chain, r.scope);
+                &Reference {
+                    receiver_type: chained.as_deref(),
+                    ..*r
+                }
+            }
+            _ => r,
+        };
         if let Some(ty) = &r.receiver_type {
             let m = self.members_of(ty, name);
             if !m.is_empty() {

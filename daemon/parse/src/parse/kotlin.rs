@@ -167,11 +167,13 @@ fn property(cx: &mut Cx, node: Node) {
         let declared = child_of_kind(decl, "user_type")
             .and_then(|t| child_of_kind(t, "identifier"))
             .map(|i| cx.text(i));
+        // `val calc = Calculator()`, or what a chain of calls returns
+        // (`val moshi = Moshi.Builder().add(x).build()`, followed by the linker).
         let constructed = {
             let mut cursor = node.walk();
             node.named_children(&mut cursor)
                 .find(|c| c.kind() == "call_expression")
-                .and_then(|c| constructed_class(cx, c))
+                .and_then(|c| constructed_class(cx, c).or_else(|| call_chain(cx, c, 0)))
         };
         if let (Some(name), Some(ty)) = (name.clone(), declared.or(constructed)) {
             if is_member {

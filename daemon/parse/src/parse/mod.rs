@@ -656,6 +656,8 @@ impl<'f, 's> Cx<'f, 's> {
             "identifier" => {
                 let var = self.text(base);
                 match self.lookup(&var) {
+                    // A variable bound to what a chain returns continues that chain.
+                    Some(chain) if chain.ends_with("()") => Some(format!("{chain}.{name}()")),
                     Some(ty) => Some(format!("<{ty}>.{name}()")),
                     None if var.starts_with(char::is_uppercase) => Some(format!("{var}::{name}()")),
                     None => None,
