@@ -76,6 +76,50 @@ fn kotlin_return_type(signature: &str) -> Option<&str> {
     type_name(rest)
 }
 
+/// The type a Kotlin extension function extends: `fun Moshi.adapter(): …` and
+/// `fun <T> Moshi.Builder.addLast(…)` give `Moshi` and `Builder`; `None` for a function
+/// that extends nothing, and in other languages.
+pub fn extension_receiver(lang: Lang, signature: &str) -> Option<&str> {
+    if lang != Lang::Kotlin {
+        return None;
+    }
+    let mut rest = &signature[signature.find("fun ")? + 4..];
+    rest = rest.trim_start();
+    // Type parameters: `fun <T : A<B>> …`.
+    if rest.starts_with('<') {
+        let mut depth = 0i32;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        })?;
+        rest = rest[end + 1..].trim_start();
+    }
+    // Up to the parameter list, outside the receiver's type arguments.
+    let mut depth = 0i32;
+    let open = rest.char_indices().find_map(|(i, c)| {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 => return Some(i),
+            _ => {}
+        }
+        None
+    })?;
+    let head = rest[..open].trim_end();
+    let (receiver, _name) = head.rsplit_once('.')?;
+    type_name(
+        receiver
+            .split('<')
+            .next()
+            .unwrap_or(receiver)
+            .trim_end_matches('?'),
+    )
+}
+
 /// Java and C#: the type before the method's name, `public <T> JsonAdapter<T> adapter(Type t)`
 /// gives `JsonAdapter`; `None` for a constructor (`Builder(Moshi m)`) or a primitive.
 fn java_return_type(signature: &str) -> Option<&str> {
@@ -301,6 +345,22 @@ mod tests {
         assert_eq!(kt("override fun hashCode(): Int"), Some("Int"));
         assert_eq!(kt("fun close()"), None);
         assert_eq!(kt("class Builder(val moshi: Moshi)"), None);
+        let ext = |s| super::extension_receiver(Lang::Kotlin, s);
+        assert_eq!(
+            ext("inline fun <reified T> Moshi.adapter(): JsonAdapter<T>"),
+            Some("Moshi")
+        );
+        assert_eq!(
+            ext("fun Moshi.Builder.addLast(f: (Int) -> Unit): Moshi.Builder"),
+            Some("Builder")
+        );
+        assert_eq!(ext("private fun TypeSpec?.rule()"), Some("TypeSpec"));
+        assert_eq!(ext("fun <K, V> Map<K, V>.flip(): Map<V, K>"), Some("Map"));
+        assert_eq!(ext("fun add(x: Any.Thing): Builder"), None);
+        assert_eq!(
+            super::extension_receiver(Lang::Java, "fun Moshi.adapter()"),
+            None
+        );
         let java = |s| return_type(Lang::Java, s);
         assert_eq!(java("public Builder add(Object adapter)"), Some("Builder"));
         assert_eq!(

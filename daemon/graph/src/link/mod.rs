@@ -293,6 +293,13 @@ impl Graph {
                 let mut segments = def.qualified_name.rsplit("::");
                 segments.next();
                 segments.next()
+            } else if let Some(receiver) = (file.lang == Lang::Kotlin
+                && def.kind == DefKind::Function)
+                .then(|| chains::extension_receiver(file.lang, &def.signature))
+                .flatten()
+            {
+                // Kotlin `fun Moshi.adapter()` is called as a member of `Moshi`.
+                Some(receiver)
             } else if file.lang.family() == Lang::JavaScript.family()
                 && def.parent.is_none()
                 && def.kind == DefKind::Function

@@ -495,3 +495,43 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
         "{calls:?}"
     );
 }
+
+#[test]
+fn a_kotlin_extension_function_is_a_member_of_the_type_it_extends() {
+    let g = graph(&[
+        (
+            "src/main/kotlin/k/Koin.kt",
+            "package k\n\nclass Koin {\n    fun close() {}\n}\n\nclass Scope {\n    fun close() {}\n}\n",
+        ),
+        (
+            "src/main/kotlin/k/KoinExt.kt",
+            "package k\n\nfun Koin.isReady(): Boolean = true\n\nfun Koin.stop() {\n    close()\n}\n",
+        ),
+        (
+            "src/main/kotlin/k/ScopeExt.kt",
+            "package k\n\nfun Scope.isReady(): Boolean = false\n",
+        ),
+        (
+            "src/main/kotlin/k/Main.kt",
+            "package k\n\nfun main(koin: Koin) {\n    koin.isReady()\n}\n",
+        ),
+    ]);
+    let calls = super::tests::edges(&g, EdgeKind::Calls);
+    for (from, to, not, why) in [
+        (
+            "src/main/kotlin/k/Main.kt#main",
+            "src/main/kotlin/k/KoinExt.kt#isReady",
+            "src/main/kotlin/k/ScopeExt.kt#isReady",
+            "called on its receiver's type",
+        ),
+        (
+            "src/main/kotlin/k/KoinExt.kt#stop",
+            "src/main/kotlin/k/Koin.kt#Koin.close",
+            "src/main/kotlin/k/Koin.kt#Scope.close",
+            "`this` inside it is the type it extends",
+        ),
+    ] {
+        assert!(has(&g, EdgeKind::Calls, from, to), "{why}: {calls:?}");
+        assert!(!has(&g, EdgeKind::Calls, from, not), "{why}: {calls:?}");
+    }
+}

@@ -20,7 +20,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::chains::return_type;
+use super::chains::{extension_receiver, return_type};
 use super::{
     Edge, Graph, LinkTables, ModuleIndex, Resolution, Resolved, finish, link, numbered, resolve,
     resolve_files,
@@ -121,6 +121,8 @@ fn same_definitions(a: &ParsedFile, b: &ParsedFile) -> bool {
                 && x.parent == y.parent
                 && x.is_test == y.is_test
                 && return_type(a.lang, &x.signature) == return_type(b.lang, &y.signature)
+                && extension_receiver(a.lang, &x.signature)
+                    == extension_receiver(b.lang, &y.signature)
         })
 }
 
