@@ -86,6 +86,21 @@ fn duration(secs: u64) -> String {
     }
 }
 
+/// `name 1.5 · name 0.2`: each part in MB with `decimals` decimals.
+fn memory_parts(parts: &[fittok_connect::v1::MemoryPart], decimals: usize) -> String {
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {:.decimals$}",
+                p.name,
+                p.bytes as f64 / (1 << 20) as f64
+            )
+        })
+        .collect();
+    parts.join(" · ")
+}
+
 /// The status as a person reads it.
 pub fn text(s: &StatusReply) -> String {
     let mb = |b: u64| b as f64 / (1 << 20) as f64;
@@ -106,12 +121,10 @@ pub fn text(s: &StatusReply) -> String {
         s.log_path
     );
     if !s.process_memory.is_empty() {
-        let parts: Vec<String> = s
-            .process_memory
-            .iter()
-            .map(|p| format!("{} {:.0}", p.name, mb(p.bytes)))
-            .collect();
-        out.push_str(&format!("memory (MB): {}\n", parts.join(" · ")));
+        out.push_str(&format!(
+            "memory (MB): {}\n",
+            memory_parts(&s.process_memory, 0)
+        ));
     }
     let from = |source: &str| -> Vec<String> {
         s.settings
@@ -189,12 +202,7 @@ pub fn text(s: &StatusReply) -> String {
             r.vectors_embedded
         ));
         if !r.memory.is_empty() {
-            let parts: Vec<String> = r
-                .memory
-                .iter()
-                .map(|p| format!("{} {:.1}", p.name, mb(p.bytes)))
-                .collect();
-            out.push_str(&format!("  memory (MB): {}\n", parts.join(" · ")));
+            out.push_str(&format!("  memory (MB): {}\n", memory_parts(&r.memory, 1)));
         }
         if !r.semantic_note.is_empty() {
             out.push_str(&format!("  {}\n", r.semantic_note));
