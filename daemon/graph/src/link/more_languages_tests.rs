@@ -422,7 +422,7 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
         ),
         (
             "src/Mapper.cs",
-            "namespace M {\n    public class Config {\n        public Config Add(int x) { return this; }\n        public IMapper CreateMapper() { return null; }\n    }\n    public interface IMapper {\n        object Map(object o);\n    }\n    public class Other {\n        public Other Add(int x) { return this; }\n        public object Map(object o) { return o; }\n    }\n    public class Use {\n        public object Run(object o) { return new Config().Add(1).CreateMapper().Map(o); }\n    }\n}\n",
+            "namespace M {\n    public class Config {\n        public Config Add(int x) { return this; }\n        public IMapper CreateMapper() { return null; }\n        public Type Kind() { return null; }\n    }\n    public interface IMapper {\n        object Map(object o);\n    }\n    public class Other {\n        public Other Add(int x) { return this; }\n        public object Map(object o) { return o; }\n    }\n    public class Use {\n        public object Run(object o) { return new Config().Add(1).CreateMapper().Map(o); }\n        public object Later(object o) { var m = new Config().CreateMapper(); return m.Map(o); }\n        public int OfType() { var t = new Config().Kind(); return t.InheritedCount(); }\n    }\n    public static class TypeExtensions {\n        public static int InheritedCount(this System.Type type) { return 0; }\n    }\n}\n",
         ),
     ]);
     for (from, to, not) in [
@@ -466,9 +466,26 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
             "src/Mapper.cs#IMapper.Map",
             "src/Mapper.cs#Other.Map",
         ),
+        (
+            "src/Mapper.cs#Use.Later",
+            "src/Mapper.cs#IMapper.Map",
+            "src/Mapper.cs#Other.Map",
+        ),
     ] {
         assert_calls(&g, from, to, not);
     }
+    // A chain that returns a library's type leaves the call to its name: here an extension
+    // method of the repository's own.
+    assert!(
+        has(
+            &g,
+            EdgeKind::Calls,
+            "src/Mapper.cs#Use.OfType",
+            "src/Mapper.cs#TypeExtensions.InheritedCount"
+        ),
+        "{:?}",
+        super::tests::edges(&g, EdgeKind::Calls)
+    );
     // A chain that cannot be followed (a library's builder) leaves the call to its name.
     assert!(
         has(

@@ -612,11 +612,15 @@ impl<'a> FileScope<'a> {
     fn qualified(&self, recv: &str, r: &Reference) -> (Vec<u32>, How) {
         let name = r.name;
         // A variable bound to a chain of calls (`val m = Moshi.Builder().build()`) has the type
-        // the chain returns, or none known when the chain cannot be followed.
+        // the chain returns — when the repository defines it; none known otherwise (a library's
+        // type: its calls resolve by name, extension methods of the repository's own among
+        // them).
         let chained;
         let r = match r.receiver_type {
             Some(chain) if chain.ends_with("()") => {
-                chained = self.chain_type(chain, r.scope);
+                chained = self
+                    .chain_type(chain, r.scope)
+                    .filter(|t| self.named(t).any(|n| self.g.def(n).kind.is_type()));
                 &Reference {
                     receiver_type: chained.as_deref(),
                     ..*r

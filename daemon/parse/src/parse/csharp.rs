@@ -305,7 +305,8 @@ fn declarator_names(cx: &Cx, decl: Node) -> Vec<String> {
         .collect()
 }
 
-/// `Foo x = …` binds `x` (and `this.x` for fields) to `Foo`; `var x = new Foo()` to `Foo`.
+/// `Foo x = …` binds `x` (and `this.x` for fields) to `Foo`; `var x = new Foo()` to `Foo`;
+/// `var x = a.B()` to the chain `link::chains` follows.
 fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
     let declared = decl
         .field("type")
@@ -320,13 +321,20 @@ fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
         let Some(name) = cx.field_text(d, "name") else {
             continue;
         };
+        // `var x = new Foo()`, or what a chain of calls returns (`var m =
+        // config.CreateMapper()`, followed by the linker).
         let ty = declared.clone().or_else(|| {
             let mut c = d.walk();
-            let init = d
-                .named_children(&mut c)
-                .find(|n| n.kind() == "object_creation_expression")?;
-            let t = init.field("type")?;
-            Some(base_type_name(&cx.text(t)).to_string())
+            let init = d.named_children(&mut c).find(|n| {
+                matches!(
+                    n.kind(),
+                    "object_creation_expression" | "invocation_expression"
+                )
+            })?;
+            match init.kind() {
+                "invocation_expression" => call_chain(cx, init, 0),
+                _ => cx.created_class(init),
+            }
         });
         if let Some(ty) = ty {
             if is_field {
