@@ -18,7 +18,12 @@ use crate::model::{Definition, Lang, RefKind};
 pub fn return_type(lang: Lang, signature: &str) -> Option<&str> {
     match lang {
         Lang::Rust => rust_return_type(signature),
-        Lang::Kotlin => kotlin_return_type(signature),
+        Lang::Kotlin => after_parameters(&signature[signature.find("fun ")?..]),
+        // `min(n: number): ZodString`, `set(v: T): this` (the method's own class).
+        Lang::TypeScript | Lang::Tsx => match after_parameters(signature) {
+            Some("this") => Some("Self"),
+            other => other,
+        },
         Lang::Java | Lang::CSharp => java_return_type(signature),
         _ => None,
     }
@@ -53,26 +58,33 @@ fn matching_paren(s: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// Kotlin: `fun add(x: Any): Builder`, `fun <T> adapter(t: Type): JsonAdapter<T>?`; `None`
-/// for a function without a declared type (`fun build() = Moshi(this)`).
-fn kotlin_return_type(signature: &str) -> Option<&str> {
-    let fun = signature.find("fun ")?;
+/// The type declared after a parameter list, `name(…): Type` (Kotlin's `fun add(x: Any):
+/// Builder`, `fun <T> adapter(t: Type): JsonAdapter<T>?`; TypeScript's `min(n: number):
+/// ZodString`); `None` without one (`fun build() = Moshi(this)`). `this` is returned as is.
+fn after_parameters(signature: &str) -> Option<&str> {
     // The parameter list: the first `(` outside the type parameters (`fun <T : A<B>> f(`).
     let mut angle = 0i32;
     let mut open = None;
-    for (i, c) in signature[fun..].char_indices() {
+    for (i, c) in signature.char_indices() {
         match c {
             '<' => angle += 1,
             '>' => angle -= 1,
             '(' if angle == 0 => {
-                open = Some(fun + i);
+                open = Some(i);
                 break;
             }
             _ => {}
         }
     }
     let close = matching_paren(signature, open?)?;
-    let rest = signature[close + 1..].trim_start().strip_prefix(':')?;
+    let rest = signature[close + 1..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    if rest.starts_with("this") && !rest[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    {
+        return Some("this");
+    }
     type_name(rest)
 }
 
@@ -361,6 +373,22 @@ mod tests {
             super::extension_receiver(Lang::Java, "fun Moshi.adapter()"),
             None
         );
+        let ts = |s| return_type(Lang::TypeScript, s);
+        assert_eq!(
+            ts("min(minLength: number, message?: errorUtil.ErrMessage): ZodString"),
+            Some("ZodString")
+        );
+        assert_eq!(
+            ts("static create<T>(params?: Raw<T>): ZodArray<T>"),
+            Some("ZodArray")
+        );
+        assert_eq!(
+            ts("async parse(data: unknown): Promise<Output>"),
+            Some("Promise")
+        );
+        assert_eq!(ts("optional(): this"), Some("Self"));
+        assert_eq!(ts("get value(): number"), None);
+        assert_eq!(ts("constructor(def: Def)"), None);
         let java = |s| return_type(Lang::Java, s);
         assert_eq!(java("public Builder add(Object adapter)"), Some("Builder"));
         assert_eq!(

@@ -389,7 +389,7 @@ fn a_method_called_on_a_new_instance_is_its_class_method() {
 }
 
 #[test]
-fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csharp() {
+fn chains_of_calls_resolve_through_declared_return_types() {
     // Two of every name: only the declared return types tell which one each link calls.
     let g = graph(&[
         (
@@ -419,6 +419,10 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
         (
             "src/main/kotlin/m/Main.kt",
             "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n\nfun later() {\n    val moshi = Moshi.Builder().add(2).build()\n    moshi.adapter()\n}\n\nclass Gen {\n    fun run() {\n        val spec = Poet.classBuilder().build()\n        spec.onlyHere()\n    }\n\n    private fun Poet.onlyHere() {}\n}\n",
+        ),
+        (
+            "web/schema.ts",
+            "export class ZodString {\n  min(n: number): this { return this; }\n  parse(x: unknown): Parsed { return new Parsed(); }\n}\nexport class Parsed {\n  value(): number { return 1; }\n}\nexport class Other {\n  min(n: number): Other { return this; }\n  value(): number { return 2; }\n}\nexport function check(s: ZodString) {\n  return s.min(1).parse(2).value();\n}\n",
         ),
         (
             "src/Mapper.cs",
@@ -465,6 +469,11 @@ fn chains_of_calls_resolve_through_declared_return_types_in_java_kotlin_and_csha
             "src/Mapper.cs#Use.Run",
             "src/Mapper.cs#IMapper.Map",
             "src/Mapper.cs#Other.Map",
+        ),
+        (
+            "web/schema.ts#check",
+            "web/schema.ts#Parsed.value",
+            "web/schema.ts#Other.value",
         ),
         (
             "src/Mapper.cs#Use.Later",
