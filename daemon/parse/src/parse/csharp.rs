@@ -332,7 +332,7 @@ fn bind_declaration(cx: &mut Cx, decl: Node, is_field: bool) {
                 )
             })?;
             match init.kind() {
-                "invocation_expression" => call_chain(cx, init, 0),
+                "invocation_expression" => cx.call_chain(init, call_parts),
                 _ => cx.created_class(init),
             }
         });
@@ -366,7 +366,7 @@ fn invocation(cx: &mut Cx, node: Node) {
                     match f.field("expression") {
                         // `a.B(…).C()`: `C` on what `B` returns (`link::chains`).
                         Some(e) if e.kind() == "invocation_expression" => {
-                            let chain = call_chain(cx, e, 0).unwrap_or_default();
+                            let chain = cx.call_chain(e, call_parts).unwrap_or_default();
                             cx.reference(RefKind::Call, name, Some(chain), name_node);
                         }
                         Some(e) => cx.call_on(name, e, receiver_text(cx, e), name_node),
@@ -398,27 +398,16 @@ fn invocation(cx: &mut Cx, node: Node) {
     }
 }
 
-/// A receiver that is a chain of calls, written without arguments for the linker to follow
-/// through return types: `new Builder().Add(x)` as `<Builder>.Add()` (see
-/// [`Cx::chain_link`]); `None` past [`super::MAX_CHAIN`] links or from a start the linker
-/// cannot follow.
-fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > super::MAX_CHAIN {
-        return None;
-    }
+/// An `invocation_expression` for [`Cx::call_chain`]: the method's name and what it is called
+/// on.
+fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {
     let f = call.field("function")?;
     match f.kind() {
-        "identifier" => Some(format!("{}()", cx.text(f))),
+        "identifier" => Some((cx.text(f), None)),
         "member_access_expression" => {
             let name_node = f.field("name")?;
             let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
-            let name = cx.text(name_node);
-            let base = f.field("expression")?;
-            let chain = match base.kind() {
-                "invocation_expression" => Some(call_chain(cx, base, depth + 1)?),
-                _ => None,
-            };
-            cx.chain_link(base, chain, &name)
+            Some((cx.text(name_node), Some(f.field("expression")?)))
         }
         _ => None,
     }

@@ -37,7 +37,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 match node.field("object") {
                     // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
                     Some(o) if o.kind() == "method_invocation" => {
-                        let chain = call_chain(cx, o, 0).unwrap_or_default();
+                        let chain = cx.call_chain(o, call_parts).unwrap_or_default();
                         cx.reference(RefKind::Call, name, Some(chain), name_node);
                     }
                     Some(o) => cx.call_on(name, o, receiver_text(cx, o), name_node),
@@ -61,22 +61,9 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
     }
 }
 
-/// A receiver that is a chain of calls, written without arguments for the linker to follow
-/// through return types: `new Builder().add(x)` as `<Builder>.add()` (see [`Cx::chain_link`]);
-/// `None` past [`super::MAX_CHAIN`] links or from a start the linker cannot follow.
-fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > super::MAX_CHAIN {
-        return None;
-    }
-    let name = cx.field_text(call, "name")?;
-    let Some(object) = call.field("object") else {
-        return Some(format!("{name}()"));
-    };
-    let chain = match object.kind() {
-        "method_invocation" => Some(call_chain(cx, object, depth + 1)?),
-        _ => None,
-    };
-    cx.chain_link(object, chain, &name)
+/// A `method_invocation` for [`Cx::call_chain`]: its name and object.
+fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {
+    Some((cx.field_text(call, "name")?, call.field("object")))
 }
 
 fn receiver_text(cx: &Cx, node: Node) -> String {

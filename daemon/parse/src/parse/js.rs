@@ -418,7 +418,7 @@ fn call(cx: &mut Cx, node: Node) {
         match (func.field("object"), receiver) {
             // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
             (Some(object), Some(_)) if object.kind() == "call_expression" => {
-                let chain = call_chain(cx, object, 0).unwrap_or_default();
+                let chain = cx.call_chain(object, call_parts).unwrap_or_default();
                 cx.reference(RefKind::Call, name, Some(chain), func);
             }
             (Some(object), Some(receiver)) => cx.call_on(name, object, receiver, func),
@@ -427,26 +427,15 @@ fn call(cx: &mut Cx, node: Node) {
     }
 }
 
-/// A receiver that is a chain of calls, written without arguments for the linker to follow
-/// through declared return types: `z.string().min(1)` as `<…>.string().min()` when `z`'s type
-/// is known (see [`Cx::chain_link`]); `None` past [`super::MAX_CHAIN`] links or from a start
-/// the linker cannot follow.
-fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > super::MAX_CHAIN {
-        return None;
-    }
+/// A `call_expression` for [`Cx::call_chain`]: the called name and what it is called on.
+fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {
     let func = call.field("function")?;
     match func.kind() {
-        "identifier" => Some(format!("{}()", cx.text(func))),
-        "member_expression" => {
-            let name = cx.field_text(func, "property")?;
-            let base = func.field("object")?;
-            let chain = match base.kind() {
-                "call_expression" => Some(call_chain(cx, base, depth + 1)?),
-                _ => None,
-            };
-            cx.chain_link(base, chain, &name)
-        }
+        "identifier" => Some((cx.text(func), None)),
+        "member_expression" => Some((
+            cx.field_text(func, "property")?,
+            Some(func.field("object")?),
+        )),
         _ => None,
     }
 }

@@ -173,7 +173,7 @@ fn property(cx: &mut Cx, node: Node) {
             let mut cursor = node.walk();
             node.named_children(&mut cursor)
                 .find(|c| c.kind() == "call_expression")
-                .and_then(|c| constructed_class(cx, c).or_else(|| call_chain(cx, c, 0)))
+                .and_then(|c| cx.created_class(c).or_else(|| cx.call_chain(c, call_parts)))
         };
         if let (Some(name), Some(ty)) = (name.clone(), declared.or(constructed)) {
             if is_member {
@@ -221,7 +221,7 @@ fn call(cx: &mut Cx, node: Node) {
                 {
                     let n = cx.text(*name);
                     // `Foo(…).bar()`: `bar` is a member of the class the receiver constructs.
-                    if let Some(ty) = constructed_class(cx, *recv) {
+                    if let Some(ty) = cx.created_class(*recv) {
                         cx.reference_on_type(RefKind::Call, n, ty, *name);
                         visit(cx, *recv);
                         return call_arguments(cx, node);
@@ -231,7 +231,7 @@ fn call(cx: &mut Cx, node: Node) {
                             cx.text(*recv)
                         }
                         // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
-                        "call_expression" => call_chain(cx, *recv, 0).unwrap_or_default(),
+                        "call_expression" => cx.call_chain(*recv, call_parts).unwrap_or_default(),
                         _ => String::new(),
                     };
                     cx.reference(RefKind::Call, n, Some(receiver), *name);
@@ -253,55 +253,19 @@ fn call_arguments(cx: &mut Cx, node: Node) {
     }
 }
 
-/// A receiver that is a chain of calls, written without arguments for the linker to follow
-/// through return types: `Moshi.Builder().add(x)` as `<Builder>.add()` (see
-/// [`Cx::chain_link`]); `None` past [`super::MAX_CHAIN`] links or from a start the linker
-/// cannot follow.
-fn call_chain(cx: &Cx, call: Node, depth: usize) -> Option<String> {
-    if depth > super::MAX_CHAIN {
-        return None;
-    }
+/// A `call_expression` for [`Cx::call_chain`]: the called name and what it is called on.
+fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {
     let callee = call.named_child(0)?;
     match callee.kind() {
-        "identifier" => Some(format!("{}()", cx.text(callee))),
+        "identifier" => Some((cx.text(callee), None)),
         "navigation_expression" => {
             let mut cursor = callee.walk();
             let parts: Vec<Node> = callee.named_children(&mut cursor).collect();
             let (base, name) = (*parts.first()?, *parts.last()?);
-            if parts.len() < 2 || name.kind() != "identifier" {
-                return None;
-            }
-            let name = cx.text(name);
-            if let Some(ty) = constructed_class(cx, base) {
-                return Some(format!("<{ty}>.{name}()"));
-            }
-            let chain = match base.kind() {
-                "call_expression" => Some(call_chain(cx, base, depth + 1)?),
-                _ => None,
-            };
-            cx.chain_link(base, chain, &name)
+            (parts.len() >= 2 && name.kind() == "identifier").then(|| (cx.text(name), Some(base)))
         }
         _ => None,
     }
-}
-
-/// The class a call constructs (`Foo(…)`, `Moshi.Builder()`): a callee whose last name is
-/// capitalised, as Kotlin names classes (functions start in lower case).
-fn constructed_class(cx: &Cx, node: Node) -> Option<String> {
-    if node.kind() != "call_expression" {
-        return None;
-    }
-    let callee = node.named_child(0)?;
-    let name = match callee.kind() {
-        "identifier" => callee,
-        "navigation_expression" => {
-            let mut cursor = callee.walk();
-            let last = callee.named_children(&mut cursor).last()?;
-            (last.kind() == "identifier").then_some(last)?
-        }
-        _ => return None,
-    };
-    Some(cx.text(name)).filter(|t| t.starts_with(char::is_uppercase))
 }
 
 /// `import a.b.C`, `import a.b.*` (the package), `import a.b.C as D`.

@@ -619,7 +619,9 @@ impl<'f, 's> Cx<'f, 's> {
     }
 
     /// The class `new Foo(…)` creates (Java and C# `object_creation_expression`, JavaScript
-    /// and TypeScript `new_expression`), parenthesised or not: its last name.
+    /// and TypeScript `new_expression`), parenthesised or not, or a Kotlin call of a
+    /// capitalised name (`Foo(…)`, `Moshi.Builder()`: Kotlin names classes so, functions not):
+    /// its last name.
     pub fn created_class(&self, node: Node) -> Option<String> {
         let mut node = node;
         while node.kind() == "parenthesized_expression" {
@@ -628,10 +630,47 @@ impl<'f, 's> Cx<'f, 's> {
         let ty = match node.kind() {
             "object_creation_expression" => node.field("type")?,
             "new_expression" => node.field("constructor")?,
+            "call_expression" if self.lang() == Lang::Kotlin => {
+                let callee = node.named_child(0)?;
+                match callee.kind() {
+                    "identifier" => callee,
+                    "navigation_expression" => {
+                        let mut cursor = callee.walk();
+                        let last = callee.named_children(&mut cursor).last()?;
+                        (last.kind() == "identifier").then_some(last)?
+                    }
+                    _ => return None,
+                }
+            }
             _ => return None,
         };
         let name = base_type_name(&self.text(ty)).to_string();
-        (!name.is_empty()).then_some(name)
+        let capitalised = name.starts_with(char::is_uppercase);
+        (!name.is_empty() && (capitalised || self.lang() != Lang::Kotlin)).then_some(name)
+    }
+
+    /// A receiver that is a chain of calls, written without arguments for the linker to
+    /// follow through declared return types (`link::chains`): `new Builder().add(x)` as
+    /// `<Builder>.add()`. `parts` reads the grammar's call: its method's name and what it is
+    /// called on (none for a bare `f()`). `None` past [`MAX_CHAIN`] links or from a start
+    /// the linker cannot follow (see [`Cx::chain_link`]).
+    pub fn call_chain(&self, call: Node, parts: CallParts) -> Option<String> {
+        self.chain_from(call, parts, 0)
+    }
+
+    fn chain_from(&self, call: Node, parts: CallParts, depth: usize) -> Option<String> {
+        if depth > MAX_CHAIN {
+            return None;
+        }
+        let (name, base) = parts(self, call)?;
+        let Some(base) = base else {
+            return Some(format!("{name}()"));
+        };
+        let chain = match base.kind() == call.kind() && self.created_class(base).is_none() {
+            true => Some(self.chain_from(base, parts, depth + 1)?),
+            false => None,
+        };
+        self.chain_link(base, chain, &name)
     }
 
     /// A call of `name` on `receiver`: on the class the receiver creates when it is a `new`
@@ -774,6 +813,10 @@ pub fn impl_self_type(impl_name: &str) -> &str {
 
 /// Links of a chain of calls a parser writes out (builders run to a dozen or more).
 pub(super) const MAX_CHAIN: usize = 24;
+
+/// How a grammar's call reads for [`Cx::call_chain`]: the method's name, and the expression
+/// it is called on (`None` for a bare call).
+pub(super) type CallParts = for<'t> fn(&Cx, Node<'t>) -> Option<(String, Option<Node<'t>>)>;
 
 /// `&mut Vec<T>` → `Vec`; `*pkg.Router` → `Router`; `a::b::C<T>` → `C`; `Foo[int]` → `Foo`;
 /// `\App\Util\Str` → `Str`.
