@@ -10,7 +10,7 @@
 use super::Fields;
 use tree_sitter::Node;
 
-use super::{Cx, base_type_name, child_of_kind};
+use super::{Cx, base_type_name, child_of_kind, children_of_kinds};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -239,12 +239,7 @@ fn method(cx: &mut Cx, node: Node, kind: DefKind, name: Option<String>) {
                 cx.children(params, visit);
             }
             types_in(cx, node);
-            let mut cursor = node.walk();
-            let rest: Vec<Node> = node
-                .named_children(&mut cursor)
-                .filter(|c| matches!(c.kind(), "constructor_initializer" | "accessor_list"))
-                .collect();
-            for c in rest {
+            for c in children_of_kinds(node, &["constructor_initializer", "accessor_list"]) {
                 cx.children(c, visit);
             }
             if let Some(v) = node.field("value") {

@@ -220,12 +220,6 @@ fn call(cx: &mut Cx, node: Node) {
                     && name.kind() == "identifier"
                 {
                     let n = cx.text(*name);
-                    // `Foo(…).bar()`: `bar` is a member of the class the receiver constructs.
-                    if let Some(ty) = cx.created_class(*recv) {
-                        cx.reference_on_type(RefKind::Call, n, ty, *name);
-                        visit(cx, *recv);
-                        return call_arguments(cx, node);
-                    }
                     let receiver = match recv.kind() {
                         "identifier" | "navigation_expression" | "this_expression" => {
                             cx.text(*recv)
@@ -234,18 +228,15 @@ fn call(cx: &mut Cx, node: Node) {
                         "call_expression" => cx.call_chain(*recv, call_parts).unwrap_or_default(),
                         _ => String::new(),
                     };
-                    cx.reference(RefKind::Call, n, Some(receiver), *name);
+                    // `Foo(…).bar()`: a member of the class constructed (`Cx::call_on`).
+                    cx.call_on(n, *recv, receiver, *name);
                     visit(cx, *recv);
                 }
             }
             _ => visit(cx, callee),
         }
     }
-    call_arguments(cx, node);
-}
-
-/// Everything of a call after its callee: arguments, trailing lambdas.
-fn call_arguments(cx: &mut Cx, node: Node) {
+    // Everything after the callee: arguments, trailing lambdas.
     let mut cursor = node.walk();
     let rest: Vec<Node> = node.named_children(&mut cursor).skip(1).collect();
     for r in rest {

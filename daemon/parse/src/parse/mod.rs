@@ -447,12 +447,7 @@ impl<'f, 's> Cx<'f, 's> {
     /// or outside it. Their bounds are the language visitor's to read.
     pub fn with_type_params(&mut self, decl: Node, f: impl FnOnce(&mut Self)) {
         let before = self.type_params.len();
-        let mut cursor = decl.walk();
-        let lists: Vec<Node> = decl
-            .named_children(&mut cursor)
-            .filter(|c| matches!(c.kind(), "type_parameters" | "type_parameter_list"))
-            .collect();
-        for list in lists {
+        for list in children_of_kinds(decl, &["type_parameters", "type_parameter_list"]) {
             let mut cursor = list.walk();
             let params: Vec<Node> = list.named_children(&mut cursor).collect();
             for p in params {
@@ -581,12 +576,29 @@ impl<'f, 's> Cx<'f, 's> {
             return;
         }
         let receiver_type = receiver.as_deref().and_then(|r| self.lookup(r));
+        self.push_reference(
+            kind,
+            &name,
+            receiver.as_deref(),
+            receiver_type.as_deref(),
+            node,
+        );
+    }
+
+    fn push_reference(
+        &mut self,
+        kind: RefKind,
+        name: &str,
+        receiver: Option<&str>,
+        receiver_type: Option<&str>,
+        node: Node,
+    ) {
         let scope = self.scope();
         self.refs.push(Reference {
             kind,
-            name: &name,
-            receiver: receiver.as_deref(),
-            receiver_type: receiver_type.as_deref(),
+            name,
+            receiver,
+            receiver_type,
             line: name_line(node),
             scope,
         });
@@ -604,33 +616,30 @@ impl<'f, 's> Cx<'f, 's> {
         receiver_type: String,
         node: Node,
     ) {
-        if name.is_empty() {
-            return;
+        if !name.is_empty() {
+            self.push_reference(kind, &name, Some(""), Some(&receiver_type), node);
         }
-        let scope = self.scope();
-        self.refs.push(Reference {
-            kind,
-            name: &name,
-            receiver: Some(""),
-            receiver_type: Some(&receiver_type),
-            line: name_line(node),
-            scope,
-        });
     }
 
-    /// The class `new Foo(…)` creates (Java and C# `object_creation_expression`, JavaScript
-    /// and TypeScript `new_expression`), parenthesised or not, or a Kotlin call of a
-    /// capitalised name (`Foo(…)`, `Moshi.Builder()`: Kotlin names classes so, functions not):
-    /// its last name.
+    /// The class a constructor expression creates, by its last name: `new Foo(…)` (Java, C#,
+    /// PHP `object_creation_expression`; JavaScript and TypeScript `new_expression`),
+    /// parenthesised or not; `Foo.new(…)` (Ruby); a call of a capitalised name (`Foo(…)`,
+    /// `Moshi.Builder()`, `mod.Foo(…)`: Kotlin and Python name classes so, functions not).
     pub fn created_class(&self, node: Node) -> Option<String> {
         let mut node = node;
         while node.kind() == "parenthesized_expression" {
             node = node.named_child(0)?;
         }
+        let lang = self.lang();
         let ty = match node.kind() {
-            "object_creation_expression" => node.field("type")?,
+            // PHP's names its class as a child, not a field.
+            "object_creation_expression" => node.field("type").or_else(|| {
+                children_of_kinds(node, &["name", "qualified_name"])
+                    .first()
+                    .copied()
+            })?,
             "new_expression" => node.field("constructor")?,
-            "call_expression" if self.lang() == Lang::Kotlin => {
+            "call_expression" if lang == Lang::Kotlin => {
                 let callee = node.named_child(0)?;
                 match callee.kind() {
                     "identifier" => callee,
@@ -642,11 +651,21 @@ impl<'f, 's> Cx<'f, 's> {
                     _ => return None,
                 }
             }
+            "call" if lang == Lang::Python => node
+                .field("function")
+                .filter(|f| matches!(f.kind(), "identifier" | "attribute"))?,
+            "call" if lang == Lang::Ruby => {
+                if self.field_text(node, "method").as_deref() != Some("new") {
+                    return None;
+                }
+                node.field("receiver")
+                    .filter(|r| matches!(r.kind(), "constant" | "scope_resolution"))?
+            }
             _ => return None,
         };
         let name = base_type_name(&self.text(ty)).to_string();
-        let capitalised = name.starts_with(char::is_uppercase);
-        (!name.is_empty() && (capitalised || self.lang() != Lang::Kotlin)).then_some(name)
+        let by_case = matches!(lang, Lang::Kotlin | Lang::Python);
+        (!name.is_empty() && (!by_case || name.starts_with(char::is_uppercase))).then_some(name)
     }
 
     /// A receiver that is a chain of calls, written without arguments for the linker to
@@ -906,6 +925,14 @@ mod swift_tests;
 mod tests;
 
 /// The first named child of `node` of kind `kind`.
+/// `node`'s named children of any of `kinds`, in order.
+pub(super) fn children_of_kinds<'t>(node: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| kinds.contains(&c.kind()))
+        .collect()
+}
+
 pub(super) fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).find(|c| c.kind() == kind)

@@ -11,7 +11,7 @@
 use super::Fields;
 use tree_sitter::Node;
 
-use super::{Cx, base_type_name, child_of_kind};
+use super::{Cx, base_type_name, child_of_kind, children_of_kinds};
 use crate::model::{DefKind, Import, RefKind};
 
 pub(super) fn visit(cx: &mut Cx, node: Node) {
@@ -61,13 +61,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
                 if name.kind() == "name" {
                     let n = cx.text(name);
                     // `(new Foo)->bar()`: `bar` is a method of the class constructed.
-                    match created_type(cx, object) {
-                        Some(ty) => cx.reference_on_type(RefKind::Call, n, ty, name),
-                        None => {
-                            let receiver = receiver_text(cx, object);
-                            cx.reference(RefKind::Call, n, Some(receiver), name);
-                        }
-                    }
+                    cx.call_on(n, object, receiver_text(cx, object), name);
                 }
                 visit(cx, object);
             }
@@ -235,12 +229,7 @@ fn type_decl(cx: &mut Cx, node: Node, kind: DefKind) {
 
 /// The types `node` names (`extends A`, `implements B, C`, `use T;`), as `rel` references.
 fn supertypes(cx: &mut Cx, node: Node, rel: RefKind) {
-    let mut cursor = node.walk();
-    let names: Vec<Node> = node
-        .named_children(&mut cursor)
-        .filter(|c| matches!(c.kind(), "name" | "qualified_name"))
-        .collect();
-    for n in names {
+    for n in children_of_kinds(node, &["name", "qualified_name"]) {
         let name = base_type_name(&cx.text(n)).to_string();
         cx.reference(rel, name, None, n);
     }
@@ -311,28 +300,12 @@ fn parameter(cx: &mut Cx, node: Node) {
     }
 }
 
-/// The class `new Foo(…)` creates (parenthesised or not): its last name.
-fn created_type(cx: &Cx, node: Node) -> Option<String> {
-    let mut node = node;
-    while node.kind() == "parenthesized_expression" {
-        node = node.named_child(0)?;
-    }
-    if node.kind() != "object_creation_expression" {
-        return None;
-    }
-    let mut cursor = node.walk();
-    let ty = node
-        .named_children(&mut cursor)
-        .find(|c| matches!(c.kind(), "name" | "qualified_name"))?;
-    Some(base_type_name(&cx.text(ty)).to_string())
-}
-
 /// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class.
 fn assignment(cx: &mut Cx, node: Node) {
     let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return;
     };
-    let Some(ty) = created_type(cx, right) else {
+    let Some(ty) = cx.created_class(right) else {
         return;
     };
     let var = receiver_text(cx, left);

@@ -158,29 +158,14 @@ fn call(cx: &mut Cx, node: Node) {
         }
         "attribute" => {
             let name = cx.field_text(func, "attribute").unwrap_or_default();
-            let object = func.field("object");
-            // `Foo(…).bar()`: `bar` is a method of the class the receiver constructs.
-            if let Some(ty) = object.and_then(|o| constructed_type(cx, o)) {
-                cx.reference_on_type(RefKind::Call, name, ty, func);
-                return;
+            // `Foo(…).bar()`: `bar` is a method of the class constructed (`Cx::call_on`).
+            match func.field("object") {
+                Some(o) => cx.call_on(name, o, receiver_text(cx, o), func),
+                None => cx.reference(RefKind::Call, name, None, func),
             }
-            let receiver = object.map(|o| receiver_text(cx, o));
-            cx.reference(RefKind::Call, name, receiver, func);
         }
         _ => {}
     }
-}
-
-/// The class a call constructs, by its last name: `Foo(…)`, `mod.Foo(…)` — a callee whose
-/// last name is capitalised, as classes are named.
-fn constructed_type(cx: &Cx, node: Node) -> Option<String> {
-    let f = node.field("function").filter(|_| node.kind() == "call")?;
-    if !matches!(f.kind(), "identifier" | "attribute") {
-        return None;
-    }
-    let written = cx.text(f);
-    let base = written.rsplit('.').next().unwrap_or(&written).to_string();
-    base.starts_with(char::is_uppercase).then_some(base)
 }
 
 /// A receiver as the linker can use it: dotted names as written, `super()` as `super`,
@@ -207,7 +192,7 @@ fn assignment(cx: &mut Cx, node: Node) {
     };
     let left_text = cx.text(left);
     // `x = Foo(...)` binds x to Foo for receiver resolution; `self.x = Foo()` binds `self.x`.
-    if let Some(base) = constructed_type(cx, right) {
+    if let Some(base) = cx.created_class(right) {
         cx.bind(left_text.clone(), base);
     }
     if let Some(ty) = node.field("type") {

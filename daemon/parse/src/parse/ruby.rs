@@ -152,7 +152,7 @@ fn assignment(cx: &mut Cx, node: Node) {
     }
     if matches!(left.kind(), "identifier" | "instance_variable")
         && let Some(r) = right
-        && let Some(ty) = constructed_type(cx, r)
+        && let Some(ty) = cx.created_class(r)
     {
         let var = cx.text(left);
         match var.strip_prefix('@') {
@@ -164,17 +164,6 @@ fn assignment(cx: &mut Cx, node: Node) {
         }
     }
     cx.children(node, visit);
-}
-
-/// The class `Foo.new(…)` / `A::Foo.new` constructs.
-fn constructed_type(cx: &Cx, node: Node) -> Option<String> {
-    if node.kind() != "call" || cx.field_text(node, "method").as_deref() != Some("new") {
-        return None;
-    }
-    let receiver = node.field("receiver")?;
-    let text = cx.text(receiver);
-    matches!(receiver.kind(), "constant" | "scope_resolution")
-        .then(|| text.rsplit("::").next().unwrap_or(&text).to_string())
 }
 
 fn call(cx: &mut Cx, node: Node) {
@@ -232,14 +221,9 @@ fn call(cx: &mut Cx, node: Node) {
                 let name = text.rsplit("::").next().unwrap_or(&text).to_string();
                 cx.reference(RefKind::Call, name, None, r);
             }
-            // `Foo.new(…).bar`: `bar` is an instance method of Foo.
-            Some(r) if let Some(ty) = constructed_type(cx, r) => {
-                cx.reference_on_type(RefKind::Call, method.clone(), ty, m);
-                visit(cx, r);
-            }
+            // `Foo.new(…).bar`: `bar` is an instance method of Foo (`Cx::call_on`).
             Some(r) => {
-                let recv = receiver_text(cx, r);
-                cx.reference(RefKind::Call, method.clone(), Some(recv), m);
+                cx.call_on(method.clone(), r, receiver_text(cx, r), m);
                 visit(cx, r);
             }
             None => cx.reference(RefKind::Call, method.clone(), None, m),
