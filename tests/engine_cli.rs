@@ -426,6 +426,50 @@ fn c_question_gets_the_right_function_first() {
         c["imports_resolved"], c["imports"],
         "every include resolves: {c}"
     );
+    // The definition comes with its prototype, from the header its callers include.
+    assert_eq!(
+        declarations(&repo),
+        vec![(
+            "include/shop/discount.h:4".to_string(),
+            "double discount_for(const struct cart *cart);".to_string()
+        )]
+    );
+}
+
+/// The `declarations` of the answer to [`DISCOUNT_QUESTION`] at 4000 tokens: (`path:line`,
+/// first line), checked against the answer's text.
+fn declarations(repo: &TempRepo) -> Vec<(String, String)> {
+    let path = repo.path().to_str().unwrap();
+    let args = [
+        "query",
+        path,
+        DISCOUNT_QUESTION,
+        "--json",
+        "--semantic",
+        "off",
+        "--budget",
+        "4000",
+    ];
+    let out = run("fittokd", &args);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let text = v["text"].as_str().unwrap_or_default();
+    let listed: Vec<(String, String)> = v["declarations"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            let at = format!("{}:{}", d["path"].as_str().unwrap_or_default(), d["line"]);
+            (
+                at,
+                d["text"][0].as_str().unwrap_or_default().trim().to_string(),
+            )
+        })
+        .collect();
+    for (at, first) in &listed {
+        assert!(text.contains(&format!("- {at} {first}\n")), "{text}");
+    }
+    listed
 }
 
 /// Kotlin: the right function first, across packages.
@@ -569,4 +613,7 @@ fn cpp_question_gets_the_right_member_first() {
         5,
         2,
     );
+    // The class declaring the method is small enough to be shown whole here, so its
+    // declaration is not listed again.
+    assert_eq!(declarations(&repo), vec![]);
 }

@@ -141,6 +141,7 @@ pub fn judge(answer: &mut Answer, e: Evidence, enc: Encoding, budget: usize) {
         .collect();
     answer.inside_whole.clear();
     answer.references.clear();
+    answer.declarations.clear();
 }
 
 /// The text of an answer whose code matches nothing: its first line (the provenance), a

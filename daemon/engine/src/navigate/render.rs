@@ -169,6 +169,7 @@ pub(super) fn answer(engine: &Engine, nav: &Navigation, found: &Target, walk: &W
         nodes,
         inside_whole: Vec::new(),
         references: Vec::new(),
+        declarations: Vec::new(),
         pointers,
         whole_files_tokens: None,
         confidence: 1.0,

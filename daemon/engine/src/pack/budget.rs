@@ -104,20 +104,23 @@ type FramePart = fn(&mut Frame) -> &mut usize;
 
 /// The next smaller frame after `shown` overshot: the least valuable part goes first —
 /// referenced signatures and pointers down to three, then map files down to three, then the
-/// rest of the signatures and pointers, then blocks down to one, then the map. `None` when
+/// declarations, the rest of the signatures and pointers, then blocks down to one, then the
+/// map. `None` when
 /// nothing is left to drop.
 fn smaller(shown: &Answer) -> Option<Frame> {
     let mut f = Frame {
         map: shown.map.len(),
-        refs: shown.references.len(),
+        refs: shown.references.len() + shown.declarations.len(),
+        declarations: shown.declarations.len(),
         pointers: shown.pointers.len(),
         blocks: shown.nodes.len(),
     };
     // (part, the count it keeps at this step), in the order parts go.
-    let steps: [(FramePart, usize); 7] = [
+    let steps: [(FramePart, usize); 8] = [
         (|f| &mut f.refs, 3),
         (|f| &mut f.pointers, 3),
         (|f| &mut f.map, 3),
+        (|f| &mut f.declarations, 0),
         (|f| &mut f.refs, 0),
         (|f| &mut f.pointers, 0),
         (|f| &mut f.blocks, 1),
@@ -155,6 +158,7 @@ pub fn fit_frame(budget: usize, enc: Encoding, mut render: impl FnMut(Frame) -> 
         a.nodes.clear();
         a.inside_whole.clear();
         a.references.clear();
+        a.declarations.clear();
         a.pointers.clear();
         a.map.clear();
     }
@@ -195,6 +199,7 @@ mod tests {
             nodes: Vec::new(),
             inside_whole: Vec::new(),
             references: Vec::new(),
+            declarations: Vec::new(),
             pointers: (0..pointers)
                 .map(|_| Pointer {
                     id: String::new(),
@@ -214,6 +219,7 @@ mod tests {
         let frame = |map, pointers| Frame {
             map,
             refs: 0,
+            declarations: 0,
             pointers,
             blocks: 0,
         };

@@ -1,8 +1,9 @@
 //! Stage 6: the answer, in order — provenance line, the don't-re-read note, a map that follows
 //! the question, the code (each file once, its blocks in line order), signatures of what the
-//! code refers to, pointers to what did not fit, and the optional savings footer. The token
-//! budget counts the whole text.
+//! code refers to, where its C and C++ functions are declared, pointers to what did not fit,
+//! and the optional savings footer. The token budget counts the whole text.
 
+pub mod declarations;
 pub mod graph;
 pub mod map;
 
@@ -107,6 +108,9 @@ pub struct Answer {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inside_whole: Vec<ShownId>,
     pub references: Vec<RefSig>,
+    /// Where the C and C++ functions shown are declared, when elsewhere ([`declarations`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub declarations: Vec<declarations::Declaration>,
     pub pointers: Vec<Pointer>,
     /// Tokens of the files the shown code comes from, read whole (when savings are shown).
     pub whole_files_tokens: Option<usize>,
@@ -220,12 +224,13 @@ pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) ->
 }
 
 /// How much an answer shows around and of its code: at most this many map files, referenced
-/// signatures and pointers, and this many of the selection's blocks. Rendering shows what the
+/// signatures, declarations and pointers, and this many of the selection's blocks. Rendering shows what the
 /// frame allows; fitting the budget is packing's ([`crate::pack::fit_frame`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
     pub map: usize,
     pub refs: usize,
+    pub declarations: usize,
     pub pointers: usize,
     pub blocks: usize,
 }
@@ -234,7 +239,9 @@ impl Frame {
     /// The frame a budget buys: one map file, reference and pointer per 1000 tokens (at most
     /// 8), never fewer than the floors, and every block. Every token of frame is a token less
     /// of code, and code is what holds a fix: a denser frame measured worse at every budget,
-    /// a sparser one lost the map's pointers to the files the code did not reach.
+    /// a sparser one lost the map's pointers to the files the code did not reach. Declarations
+    /// (C and C++ only) take up to half of the referenced signatures' lines, not lines of
+    /// their own: each line more displaced code and cost hunks in C and C++ answers.
     pub fn for_budget(budget: usize) -> Frame {
         let size = |max: usize, min: usize| {
             if budget == 0 {
@@ -246,6 +253,7 @@ impl Frame {
         Frame {
             map: size(MAP_FILES, MIN_MAP_FILES),
             refs: size(MAX_REFERENCED, MIN_REFERENCES),
+            declarations: size(MAX_REFERENCED, MIN_REFERENCES) / 2,
             pointers: size(crate::pack::MAX_POINTERS, MIN_REFERENCES),
             blocks: usize::MAX,
         }
@@ -303,15 +311,26 @@ fn code_text(g: &Graph, blocks: &[Block], changed: &HashSet<u32>) -> String {
     s
 }
 
+/// What follows the code: referenced signatures, declarations, pointers.
+struct AfterCode {
+    refs: Vec<RefSig>,
+    declared: Vec<declarations::Declaration>,
+    pointers: Vec<Pointer>,
+}
+
 fn compose(
     p: &Provenance,
     tokens: usize,
     map: &str,
     code: &str,
-    refs: &[RefSig],
-    pointers: &[Pointer],
+    after: &AfterCode,
     savings: Option<(usize, usize)>,
 ) -> String {
+    let AfterCode {
+        refs,
+        declared,
+        pointers,
+    } = after;
     let mut s = format!(
         "fittok · {} · {} · semantic {:.0}%{} · {} tokens\n{}\n\n",
         p.repo,
@@ -346,6 +365,17 @@ fn compose(
         s.push_str("\n## Referenced definitions\n");
         for r in refs {
             s.push_str(&format!("- {}:{} {}\n", r.path, r.line, r.signature));
+        }
+    }
+    if !declared.is_empty() {
+        s.push_str("\n## Declarations of the functions shown\n");
+        for d in declared {
+            let mut lines = d.text.iter();
+            let first = lines.next().map(|l| l.trim()).unwrap_or_default();
+            s.push_str(&format!("- {}:{} {}\n", d.path, d.line, first));
+            for l in lines {
+                s.push_str(&format!("  {}\n", l.trim_end()));
+            }
         }
     }
     if !pointers.is_empty() {
@@ -384,7 +414,13 @@ pub fn answer(input: RenderInput) -> Answer {
     // References and the files read whole are those of every selected block, whatever the
     // frame keeps of them.
     let map = map_entries(g, ranked, frame.map);
-    let refs = referenced(g, sources, &blocks, frame.refs);
+    let declared = declarations::declarations(g, sources, &blocks, frame.declarations);
+    let refs = referenced(
+        g,
+        sources,
+        &blocks,
+        frame.refs.saturating_sub(declared.len()),
+    );
     let pointers: Vec<Pointer> = selection
         .pointers
         .iter()
@@ -410,17 +446,14 @@ pub fn answer(input: RenderInput) -> Answer {
     let mut text = String::new();
     let map_text = render_map(&map);
     let code = code_text(g, &blocks, changed);
+    let after = AfterCode {
+        refs,
+        declared,
+        pointers,
+    };
     for _ in 0..4 {
         let savings = whole_files_tokens.map(|whole| (tokens, whole));
-        text = compose(
-            &provenance,
-            tokens,
-            &map_text,
-            &code,
-            &refs,
-            &pointers,
-            savings,
-        );
+        text = compose(&provenance, tokens, &map_text, &code, &after, savings);
         let measured = count(enc, &text);
         if measured == tokens {
             break;
@@ -468,8 +501,9 @@ pub fn answer(input: RenderInput) -> Answer {
         map,
         nodes,
         inside_whole,
-        references: refs,
-        pointers,
+        references: after.refs,
+        declarations: after.declared,
+        pointers: after.pointers,
         whole_files_tokens,
         confidence: 0.0,
         names_repo: false,
