@@ -48,15 +48,13 @@ pub fn locations(question: &str) -> Vec<Location> {
         };
         let number = |k: usize| words.get(k).and_then(|w| w.parse::<u32>().ok());
         if loc.line.is_none() {
-            // A Python frame: `File "path", line N, in name`.
-            if words
-                .get(i + 1)
-                .is_some_and(|w| w.eq_ignore_ascii_case("line"))
-            {
-                loc.line = number(i + 2);
-            } else if dotnet || follows(question, raw, '(') {
+            if dotnet || follows(question, raw, '(') {
                 // .NET's `:line N`; PHP's `Foo.php(123)`, TypeScript's `foo.ts(12,5)`.
                 loc.line = number(i + 1);
+            } else {
+                // A Python frame (`File "path", line N, in name`) and prose (`x.h - line 40`,
+                // `x.h at line 40.`, `line 40 of x.h`).
+                loc.line = prose_line(&words, i);
             }
         }
         if !out.contains(&loc) {
@@ -67,6 +65,41 @@ pub fn locations(question: &str) -> Vec<Location> {
         }
     }
     out
+}
+
+/// Words between a path and the line that prose gives for it (`x.h - line 4`, `x.h at line 4`).
+const PROSE_FILLERS: [&str; 6] = ["-", "–", "at", "on", "in", "near"];
+
+/// The line prose gives for the path at `words[i]`: `line N` after it, across at most one
+/// filler word, or `line N of`/`in` before it. The number may end a sentence (`line 40.`).
+fn prose_line(words: &[&str], i: usize) -> Option<u32> {
+    let is_line = |k: usize| {
+        words
+            .get(k)
+            .is_some_and(|w| w.eq_ignore_ascii_case("line") || w.eq_ignore_ascii_case("lines"))
+    };
+    let number = |k: usize| {
+        let w = words.get(k)?.trim_end_matches(|c: char| ".:".contains(c));
+        w.parse::<u32>().ok()
+    };
+    let filler = |k: usize| {
+        words
+            .get(k)
+            .is_some_and(|w| PROSE_FILLERS.contains(&w.to_ascii_lowercase().as_str()))
+    };
+    if is_line(i + 1) {
+        return number(i + 2);
+    }
+    if filler(i + 1) && is_line(i + 2) {
+        return number(i + 3);
+    }
+    let before = |k: usize| i.checked_sub(k);
+    let of =
+        before(1).is_some_and(|k| matches!(words[k].to_ascii_lowercase().as_str(), "of" | "in"));
+    match (of, before(2), before(3)) {
+        (true, Some(n), Some(l)) if is_line(l) => number(n),
+        _ => None,
+    }
 }
 
 /// Whether `word`, a slice of `text`, is followed there by `c`.
@@ -281,6 +314,23 @@ mod tests {
                 ("src/app.ts".into(), Some(12)),
             ]
         );
+    }
+
+    #[test]
+    fn reads_the_lines_prose_gives_for_a_path() {
+        let q = "private (fmt/format.h - line 4055. Adding one to include/fmt/core.h at line \
+                 12: fixes it; so does line 7 of src/jv.c, and src/a.c line 9";
+        assert_eq!(
+            found(q),
+            [
+                ("fmt/format.h".into(), Some(4055)),
+                ("include/fmt/core.h".into(), Some(12)),
+                ("src/jv.c".into(), Some(7)),
+                ("src/a.c".into(), Some(9)),
+            ]
+        );
+        // A number that is no line stays unread.
+        assert_eq!(found("src/a.c - 9 lines"), [("src/a.c".into(), None)]);
     }
 
     #[test]
