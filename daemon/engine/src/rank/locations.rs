@@ -234,6 +234,7 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
                 && let Some(node) = innermost_holding(g, fi, line)
             {
                 located.nodes.push(node);
+                located.nodes.extend(enclosing_neighbourhood(g, node));
             }
         }
         located.files.extend(files);
@@ -250,6 +251,33 @@ fn name_hash(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// A one-line definition (a field, an alias, a constant) is a neighbour of the line a question
+/// names as much as its subject: reporters cite lines of their own version, which drift from
+/// the repository's by a few.
+const TINY_LINES: u32 = 2;
+/// The largest enclosing definition that stands for a tiny one's neighbourhood.
+const NEIGHBOURHOOD_LINES: u32 = 100;
+
+/// The definition enclosing a one-line `node` that holds the lines around it, when one is
+/// small enough to be that neighbourhood.
+fn enclosing_neighbourhood(g: &Graph, node: u32) -> Option<u32> {
+    let span = |n: u32| g.def(n).end_line - g.def(n).start_line + 1;
+    if span(node) >= TINY_LINES {
+        return None;
+    }
+    let mut up = g.parent(node);
+    while let Some(p) = up {
+        if g.def(p).kind == DefKind::File || span(p) > NEIGHBOURHOOD_LINES {
+            return None;
+        }
+        if span(p) >= TINY_LINES {
+            return Some(p);
+        }
+        up = g.parent(p);
+    }
+    None
 }
 
 /// The smallest definition of file `fi` (not the file itself) whose lines hold `line`.
@@ -344,7 +372,7 @@ mod tests {
         crate::testing::graph_of(&[
             (
                 "src/marshmallow/schema.py",
-                "import os\n\nclass Schema:\n    def load(self):\n        return 1\n\n    def dump(self):\n        return 2\n",
+                "import os\n\nclass Schema:\n    def load(self):\n        return 1\n\n    def dump(self):\n        return 2\n\nclass Parser:\n    limit = 3\n\n    def parse(self):\n        return self.limit\n",
             ),
             ("tests/schema.py", "def load():\n    return 3\n"),
             ("setup.py", "x = 1\n"),
@@ -368,6 +396,9 @@ mod tests {
             "src/marshmallow/schema.py"
         );
         assert_eq!(names(&g, &l.nodes), ["dump"]);
+        // A one-line definition names its enclosing definition too.
+        let l = resolve(&locations("src/marshmallow/schema.py - line 11."), &g);
+        assert_eq!(names(&g, &l.nodes), ["Parser", "fields"]);
         // Out of range or on no definition's lines: the file alone.
         let l = resolve(&locations("src/marshmallow/schema.py:400"), &g);
         assert_eq!((l.files.len(), l.nodes.len()), (1, 0));
