@@ -130,7 +130,10 @@ impl Ctx<'_> {
             }
             return self.window_fitting(node, def.start_line + body as u32, def.end_line, limit);
         }
-        let (weight, start) = best_window(&weights, body, n);
+        // The pair is weighed against the heaviest window of this length; a single window is
+        // placed by its anchor.
+        let (weight, _) = best_window(&weights, body, n);
+        let start = anchored_window(&weights, body, n);
         // Two places of the function hold the question's words: half a window on each (a `⋮`
         // line between them is the price of the second).
         let half = (n - 1) / 2;
@@ -242,6 +245,23 @@ fn best_window(weights: &[f32], from: usize, len: usize) -> (f32, usize) {
     best
 }
 
+/// Lines of the window that places every excerpt window (see [`anchored_window`]).
+const ANCHOR_LINES: usize = 12;
+
+/// The start of the window of `len` lines in `weights[from..]` centred on the heaviest
+/// [`ANCHOR_LINES`]-line window. Its place does not depend on `len`: a few tokens more or
+/// less of budget lengthen or shorten the window where it is, instead of moving it to
+/// another part of the function that is heaviest at that length.
+fn anchored_window(weights: &[f32], from: usize, len: usize) -> usize {
+    if len <= ANCHOR_LINES {
+        return best_window(weights, from, len).1;
+    }
+    let anchor = ANCHOR_LINES.min(weights.len() - from);
+    let (_, a) = best_window(weights, from, anchor);
+    let centred = (a + anchor / 2).saturating_sub(len / 2);
+    centred.clamp(from, weights.len() - len)
+}
+
 /// The heaviest two windows of `len` lines each in `weights[from..]` with at least one line
 /// between them: their summed weight and starts (earliest among equals). None when `len` is
 /// below [`MIN_PAIR_WINDOW`] or two such windows do not fit.
@@ -297,7 +317,7 @@ fn python_docstring_end(lines: &[String]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{best_pair, best_window};
+    use super::{anchored_window, best_pair, best_window};
 
     #[test]
     fn the_best_window_is_the_first_of_the_heaviest() {
@@ -306,6 +326,27 @@ mod tests {
         assert_eq!(best_window(&w, 0, 3), (3.0, 1));
         // Nothing weighs anything: the window starts where it may.
         assert_eq!(best_window(&[0.0; 6], 2, 2), (0.0, 2));
+    }
+
+    #[test]
+    fn a_long_window_stays_centred_where_the_words_are_dense() {
+        // Dense words on lines 40–45 of 100; a lighter but longer spread on lines 70–99 that
+        // the heaviest 40-line window would reach for.
+        let mut w = vec![0.0f32; 100];
+        for x in &mut w[40..46] {
+            *x = 3.0;
+        }
+        for x in &mut w[70..100] {
+            *x = 1.0;
+        }
+        assert_eq!(best_window(&w, 0, 40).1, 60);
+        for len in [20, 30, 40] {
+            let start = anchored_window(&w, 0, len);
+            assert!(start <= 40 && start + len >= 46, "{len}: {start}");
+        }
+        // Short windows are the heaviest of their length; long ones stay inside the body.
+        assert_eq!(anchored_window(&w, 0, 6), 40);
+        assert_eq!(anchored_window(&w, 5, 95), 5);
     }
 
     #[test]
