@@ -26,13 +26,14 @@ pub(super) fn visit_shared(cx: &mut Cx, node: Node, visit: Visit) {
         "type_definition" => typedef(cx, node, visit),
         "preproc_function_def" => {
             if let Some(name) = cx.field_text(node, "name") {
-                cx.define(node, name, DefKind::Macro, None);
+                let idx = cx.define(node, name, DefKind::Macro, None);
+                cx.within(idx, false, |cx| macro_calls(cx, node));
             }
         }
         "preproc_def" => {
             if let Some(name) = cx.field_text(node, "name") {
                 let idx = cx.define(node, name, DefKind::Constant, None);
-                cx.within(idx, false, |_| {});
+                cx.within(idx, false, |cx| macro_calls(cx, node));
             }
         }
         "preproc_include" => include(cx, node),
@@ -47,6 +48,90 @@ pub(super) fn visit_shared(cx: &mut Cx, node: Node, visit: Visit) {
             cx.reference(RefKind::Type, name, None, node);
         }
         _ => cx.children(node, visit),
+    }
+}
+
+/// Words of a macro's replacement list that are not calls though `(` follows them.
+const NOT_CALLED: [&str; 14] = [
+    "if",
+    "while",
+    "for",
+    "switch",
+    "return",
+    "sizeof",
+    "defined",
+    "do",
+    "else",
+    "case",
+    "_Alignof",
+    "alignof",
+    "typeof",
+    "__typeof__",
+];
+
+/// The calls a macro's replacement list makes (`#define GROW(b) buffer_grow((b), 2)` calls
+/// `buffer_grow`): the grammar keeps the list as unparsed text, so its `name(` words are read
+/// lexically — not the macro's parameters, not member calls (`.f(`, `->f(`), not the names
+/// `#` and `##` make.
+fn macro_calls(cx: &mut Cx, node: Node) {
+    let Some(value) = node.field("value") else {
+        return;
+    };
+    let params: Vec<String> = node
+        .field("parameters")
+        .map(|p| {
+            let mut cursor = p.walk();
+            p.named_children(&mut cursor).map(|c| cx.text(c)).collect()
+        })
+        .unwrap_or_default();
+    let text = cx.text(value);
+    let first_line = value.start_position().row as u32 + 1;
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        // Literals and comments hold no calls.
+        let skip_to = match bytes[i] {
+            q @ (b'"' | b'\'') => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != q {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                Some(j + 1)
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => Some(
+                text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2),
+            ),
+            b'/' if bytes.get(i + 1) == Some(&b'/') => Some(bytes.len()),
+            _ => None,
+        };
+        if let Some(j) = skip_to {
+            i = j;
+            continue;
+        }
+        if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') || (i > 0 && ident(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && ident(bytes[i]) {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let called = text[i..].trim_start_matches([' ', '\t']).starts_with('(');
+        let before = text[..start].trim_end_matches([' ', '\t']);
+        let member_or_pasted =
+            before.ends_with('.') || before.ends_with("->") || before.ends_with('#');
+        if called
+            && !member_or_pasted
+            && !NOT_CALLED.contains(&name)
+            && !params.iter().any(|p| p == name)
+        {
+            let line = first_line + text[..start].matches('\n').count() as u32;
+            cx.reference_at_line(RefKind::Call, name, line);
+        }
     }
 }
 

@@ -593,15 +593,34 @@ impl<'f, 's> Cx<'f, 's> {
         receiver_type: Option<&str>,
         node: Node,
     ) {
+        self.push_reference_at(kind, name, receiver, receiver_type, name_line(node));
+    }
+
+    fn push_reference_at(
+        &mut self,
+        kind: RefKind,
+        name: &str,
+        receiver: Option<&str>,
+        receiver_type: Option<&str>,
+        line: u32,
+    ) {
         let scope = self.scope();
         self.refs.push(Reference {
             kind,
             name,
             receiver,
             receiver_type,
-            line: name_line(node),
+            line,
             scope,
         });
+    }
+
+    /// Records a use of `name` without a receiver at `line` (1-based), for text the grammar
+    /// leaves unparsed (a C macro's replacement list).
+    pub fn reference_at_line(&mut self, kind: RefKind, name: &str, line: u32) {
+        if !name.is_empty() && !builtins::is_builtin(self.lang(), name) {
+            self.push_reference_at(kind, name, None, None, line);
+        }
     }
 
     /// Records a use of `name` on a receiver that is an expression (written as the empty

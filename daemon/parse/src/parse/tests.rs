@@ -943,6 +943,25 @@ jv jv_parse(const char *text) {
 }
 
 #[test]
+fn a_c_macro_calls_what_its_replacement_list_calls() {
+    let src = "#define GROW(b, n) \\\n  buffer_grow((b), (n) * 2, \"x(1)\")\n\
+               #define NEW_STACK stack_new(DEFAULT)\n\
+               #define CALL(f, x) f(x) + s->push(x) + sizeof(x) + name##_get(x)\n";
+    let f = parse_file("src/buf.h", Lang::C, src.as_bytes());
+    assert!(has_ref_in(&f, RefKind::Call, "buffer_grow", "GROW"));
+    assert!(has_ref_in(&f, RefKind::Call, "stack_new", "NEW_STACK"));
+    let calls: Vec<(&str, u32)> = f
+        .references
+        .iter()
+        .filter(|r| r.kind == RefKind::Call)
+        .map(|r| (r.name, r.line))
+        .collect();
+    // The call's own line, past the continuation; no parameter, member call, keyword, pasted
+    // name, string or comment.
+    assert_eq!(calls, [("buffer_grow", 2), ("stack_new", 3)]);
+}
+
+#[test]
 fn kotlin_classes_objects_functions_imports_and_references() {
     let src = r#"package com.example.shop
 
