@@ -1,6 +1,6 @@
 //! C: functions, structs, unions, enums, typedefs, macros (`#define` — function-like ones as
-//! macros, object-like ones as constants), `static const` constants; `#include`; calls
-//! (`f(x)`, `s->f(x)`, `s.f(x)`) and type uses. Prototypes are not definitions: a call
+//! macros, object-like ones as constants — calling what their replacement lists call),
+//! `static const` constants; `#include`; calls (`f(x)`, `s->f(x)`, `s.f(x)`) and type uses. Prototypes are not definitions: a call
 //! resolves to the function's one definition, wherever its header declares it. Locals and
 //! parameters bind receiver types (`struct jv *v`, `jv v`).
 
