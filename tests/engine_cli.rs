@@ -284,6 +284,28 @@ fn savings_footer_and_budget_cap_from_the_environment() {
 /// The question every language's end-to-end test asks of its small shop repository.
 const DISCOUNT_QUESTION: &str = "how is the discount for loyalty members computed?";
 
+/// The JSON answer of `fittokd query` to [`DISCOUNT_QUESTION`] on `repo`, semantic ranking
+/// off, with `extra` arguments.
+fn ask_discount(repo: &TempRepo, extra: &[&str]) -> serde_json::Value {
+    let path = repo.path().to_str().unwrap();
+    let mut args = vec![
+        "query",
+        path,
+        DISCOUNT_QUESTION,
+        "--json",
+        "--semantic",
+        "off",
+    ];
+    args.extend_from_slice(extra);
+    let out = run("fittokd", &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout(&out)).expect("json")
+}
+
 /// Asks [`DISCOUNT_QUESTION`] in process and checks the answer's first code block is
 /// `first_file`'s and shows `first_code`, fenced as `fence`; and that `inspect` parsed `files`
 /// files of language `lang` and resolved at least `resolved` references in it.
@@ -297,23 +319,7 @@ fn assert_right_first(
     resolved: u64,
 ) {
     let path = repo.path().to_str().unwrap();
-    let out = run(
-        "fittokd",
-        &[
-            "query",
-            path,
-            DISCOUNT_QUESTION,
-            "--json",
-            "--semantic",
-            "off",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let v = ask_discount(repo, &[]);
     let code = v["text"].as_str().unwrap();
     // The definition on its own, or inside its class shown whole on a repository this small.
     let first_block = code.split("### ").nth(1).unwrap_or_default();
@@ -439,19 +445,7 @@ fn c_question_gets_the_right_function_first() {
 /// The `declarations` of the answer to [`DISCOUNT_QUESTION`] at 4000 tokens: (`path:line`,
 /// first line), checked against the answer's text.
 fn declarations(repo: &TempRepo) -> Vec<(String, String)> {
-    let path = repo.path().to_str().unwrap();
-    let args = [
-        "query",
-        path,
-        DISCOUNT_QUESTION,
-        "--json",
-        "--semantic",
-        "off",
-        "--budget",
-        "4000",
-    ];
-    let out = run("fittokd", &args);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let v = ask_discount(repo, &["--budget", "4000"]);
     let text = v["text"].as_str().unwrap_or_default();
     let listed: Vec<(String, String)> = v["declarations"]
         .as_array()

@@ -581,22 +581,11 @@ impl<'f, 's> Cx<'f, 's> {
             &name,
             receiver.as_deref(),
             receiver_type.as_deref(),
-            node,
+            name_line(node),
         );
     }
 
     fn push_reference(
-        &mut self,
-        kind: RefKind,
-        name: &str,
-        receiver: Option<&str>,
-        receiver_type: Option<&str>,
-        node: Node,
-    ) {
-        self.push_reference_at(kind, name, receiver, receiver_type, name_line(node));
-    }
-
-    fn push_reference_at(
         &mut self,
         kind: RefKind,
         name: &str,
@@ -619,7 +608,7 @@ impl<'f, 's> Cx<'f, 's> {
     /// leaves unparsed (a C macro's replacement list).
     pub fn reference_at_line(&mut self, kind: RefKind, name: &str, line: u32) {
         if !name.is_empty() && !builtins::is_builtin(self.lang(), name) {
-            self.push_reference_at(kind, name, None, None, line);
+            self.push_reference(kind, name, None, None, line);
         }
     }
 
@@ -636,7 +625,7 @@ impl<'f, 's> Cx<'f, 's> {
         node: Node,
     ) {
         if !name.is_empty() {
-            self.push_reference(kind, &name, Some(""), Some(&receiver_type), node);
+            self.push_reference(kind, &name, Some(""), Some(&receiver_type), name_line(node));
         }
     }
 
