@@ -105,8 +105,7 @@ type FramePart = fn(&mut Frame) -> &mut usize;
 /// The next smaller frame after `shown` overshot: the least valuable part goes first —
 /// referenced signatures and pointers down to three, then map files down to three, then the
 /// declarations, the rest of the signatures and pointers, then blocks down to one, then the
-/// map. `None` when
-/// nothing is left to drop.
+/// map. `None` when nothing is left to drop.
 fn smaller(shown: &Answer) -> Option<Frame> {
     let mut f = Frame {
         map: shown.map.len(),

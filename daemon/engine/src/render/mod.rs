@@ -224,8 +224,8 @@ pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) ->
 }
 
 /// How much an answer shows around and of its code: at most this many map files, referenced
-/// signatures, declarations and pointers, and this many of the selection's blocks. Rendering shows what the
-/// frame allows; fitting the budget is packing's ([`crate::pack::fit_frame`]).
+/// signatures, declarations and pointers, and this many of the selection's blocks. Rendering
+/// shows what the frame allows; fitting the budget is packing's ([`crate::pack::fit_frame`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
     pub map: usize,
@@ -240,8 +240,8 @@ impl Frame {
     /// 8), never fewer than the floors, and every block. Every token of frame is a token less
     /// of code, and code is what holds a fix: a denser frame measured worse at every budget,
     /// a sparser one lost the map's pointers to the files the code did not reach. Declarations
-    /// (C and C++ only) take up to half of the referenced signatures' lines, not lines of
-    /// their own: each line more displaced code and cost hunks in C and C++ answers.
+    /// (C and C++ only) take up to half of the referenced signatures' lines rather than lines
+    /// of their own, for the same reason.
     pub fn for_budget(budget: usize) -> Frame {
         let size = |max: usize, min: usize| {
             if budget == 0 {
