@@ -359,12 +359,14 @@ fn invocation(cx: &mut Cx, node: Node) {
                     let name_node = child_of_kind(name_node, "identifier").unwrap_or(name_node);
                     let name = cx.text(name_node);
                     match f.field("expression") {
-                        // `a.B(…).C()`: `C` on what `B` returns (`link::chains`).
-                        Some(e) if e.kind() == "invocation_expression" => {
-                            let chain = cx.call_chain(e, call_parts).unwrap_or_default();
-                            cx.reference(RefKind::Call, name, Some(chain), name_node);
-                        }
-                        Some(e) => cx.call_on(name, e, receiver_text(cx, e), name_node),
+                        Some(e) => cx.call_on_expression(
+                            name,
+                            e,
+                            receiver_text(cx, e),
+                            "invocation_expression",
+                            call_parts,
+                            name_node,
+                        ),
                         None => cx.reference(RefKind::Call, name, None, name_node),
                     }
                 }

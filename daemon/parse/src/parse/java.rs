@@ -35,12 +35,14 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             let name = cx.field_text(node, "name").unwrap_or_default();
             if let Some(name_node) = node.field("name") {
                 match node.field("object") {
-                    // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
-                    Some(o) if o.kind() == "method_invocation" => {
-                        let chain = cx.call_chain(o, call_parts).unwrap_or_default();
-                        cx.reference(RefKind::Call, name, Some(chain), name_node);
-                    }
-                    Some(o) => cx.call_on(name, o, receiver_text(cx, o), name_node),
+                    Some(o) => cx.call_on_expression(
+                        name,
+                        o,
+                        receiver_text(cx, o),
+                        "method_invocation",
+                        call_parts,
+                        name_node,
+                    ),
                     None => cx.reference(RefKind::Call, name, None, name_node),
                 }
             }

@@ -416,12 +416,9 @@ fn call(cx: &mut Cx, node: Node) {
     if matches!(func.kind(), "identifier" | "member_expression") {
         let (name, receiver) = callee(cx, func);
         match (func.field("object"), receiver) {
-            // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
-            (Some(object), Some(_)) if object.kind() == "call_expression" => {
-                let chain = cx.call_chain(object, call_parts).unwrap_or_default();
-                cx.reference(RefKind::Call, name, Some(chain), func);
+            (Some(object), Some(receiver)) => {
+                cx.call_on_expression(name, object, receiver, "call_expression", call_parts, func)
             }
-            (Some(object), Some(receiver)) => cx.call_on(name, object, receiver, func),
             (_, receiver) => cx.reference(RefKind::Call, name, receiver, func),
         }
     }

@@ -224,12 +224,11 @@ fn call(cx: &mut Cx, node: Node) {
                         "identifier" | "navigation_expression" | "this_expression" => {
                             cx.text(*recv)
                         }
-                        // `a.b(…).c()`: `c` on what `b` returns (`link::chains`).
-                        "call_expression" => cx.call_chain(*recv, call_parts).unwrap_or_default(),
                         _ => String::new(),
                     };
-                    // `Foo(…).bar()`: a member of the class constructed (`Cx::call_on`).
-                    cx.call_on(n, *recv, receiver, *name);
+                    // `Foo(…).bar()`: a member of the class constructed; `a.b(…).c()`: `c` on
+                    // what `b` returns.
+                    cx.call_on_expression(n, *recv, receiver, "call_expression", call_parts, *name);
                     visit(cx, *recv);
                 }
             }

@@ -709,6 +709,28 @@ impl<'f, 's> Cx<'f, 's> {
         }
     }
 
+    /// A call of `name` on the expression `receiver_node` (written `receiver`): as
+    /// [`Cx::call_on`] takes it, except that a receiver which is itself a call (of the
+    /// grammar's `call_kind`, read by `parts`) is the chain it ends (`a.b(…).c()`: `c` on what
+    /// `b` returns, `link::chains`).
+    pub fn call_on_expression(
+        &mut self,
+        name: String,
+        receiver_node: Node,
+        receiver: String,
+        call_kind: &str,
+        parts: CallParts,
+        node: Node,
+    ) {
+        let receiver =
+            if receiver_node.kind() == call_kind && self.created_class(receiver_node).is_none() {
+                self.call_chain(receiver_node, parts).unwrap_or_default()
+            } else {
+                receiver
+            };
+        self.call_on(name, receiver_node, receiver, node);
+    }
+
     /// A link of a chain of calls as `link::chains` reads it: `base.name()`, where the base
     /// is `this`/`self` (`self`), a variable of a known type (`<Type>`), a capitalised name
     /// (a static or companion call: `Type::name()`), or the chain before it (`chain`, already
