@@ -49,10 +49,7 @@ pub fn declarations(
         if out.len() >= max {
             break;
         }
-        let Some(d) = declaration_of(g, sources, b.node) else {
-            continue;
-        };
-        let Some(file) = g.file_index(&d.path) else {
+        let Some((file, d)) = declaration_of(g, sources, b.node) else {
             continue;
         };
         if shown_whole(g, blocks, file, d.line) || !seen.insert((file, d.line)) {
@@ -63,8 +60,9 @@ pub fn declarations(
     out
 }
 
-/// The first declaration of `node` in the headers its file or its callers' files include.
-pub fn declaration_of(g: &Graph, sources: &Sources, node: u32) -> Option<Declaration> {
+/// The first declaration of `node` in the headers its file or its callers' files include,
+/// with the header's file index.
+pub fn declaration_of(g: &Graph, sources: &Sources, node: u32) -> Option<(u32, Declaration)> {
     let def = g.def(node);
     let def_file = g.nodes[node as usize].file;
     if !matches!(g.files[def_file as usize].lang, Lang::C | Lang::Cpp)
@@ -105,12 +103,13 @@ pub fn declaration_of(g: &Graph, sources: &Sources, node: u32) -> Option<Declara
     headers.into_iter().find_map(|h| {
         let text = std::str::from_utf8(sources.get(h as usize)?).ok()?;
         let (line, lines) = find_declaration(g, h, text, &def.name, owner.as_deref())?;
-        Some(Declaration {
+        let declaration = Declaration {
             id: crate::layout::node_id(g, node),
             path: g.files[h as usize].path.clone(),
             line,
             text: lines,
-        })
+        };
+        Some((h, declaration))
     })
 }
 
@@ -156,12 +155,7 @@ fn find_declaration(
         return None;
     }
     let lines: Vec<&str> = text.lines().collect();
-    let mut line_starts = Vec::with_capacity(lines.len());
-    let mut offset = 0;
-    for l in text.split_inclusive('\n') {
-        line_starts.push(offset);
-        offset += l.len();
-    }
+    let line_starts = crate::lines::line_starts(text.as_bytes());
     for (at, _) in text.match_indices(name) {
         let i = line_starts.partition_point(|&s| s <= at).saturating_sub(1);
         if i >= lines.len() {
@@ -341,7 +335,8 @@ mod tests {
             .map(|(_, s)| s.as_bytes().into())
             .collect();
         let of = |name: &str| {
-            declaration_of(&g, &sources, node_named(&g, name)).map(|d| (d.path, d.line, d.text))
+            declaration_of(&g, &sources, node_named(&g, name))
+                .map(|(_, d)| (d.path, d.line, d.text))
         };
         // A method, in its class, over two lines.
         let total = (
