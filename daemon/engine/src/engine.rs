@@ -870,12 +870,16 @@ impl Engine {
             already_shown,
             files: g.files.len(),
         };
+        // Lines the question cites place a long function's window, as its words do.
+        let cited =
+            crate::rank::locations::resolve(&crate::rank::locations::locations(&question), g).lines;
         let packer = Packer {
             g,
             sources: &self.sources,
             lines: &self.lines,
             enc: q.encoding,
             terms: &terms,
+            cited: &cited,
             tuning: &self.config.pack,
         };
         let mut a = crate::pack::fit_answer(

@@ -17,6 +17,8 @@ pub(super) struct Ctx<'a> {
     pub(super) sources: &'a Sources,
     pub(super) enc: Encoding,
     pub(super) lines: &'a LineIndex,
+    /// Lines the question cites, (file, line), sorted.
+    pub(super) cited: &'a [(u32, u32)],
     /// Files an earlier block shows: a later block of one joins it under its heading.
     pub(super) introduced: HashSet<u32>,
     /// Tokens of each file's heading and fences, counted once per selection (a block is drawn
@@ -110,6 +112,7 @@ impl Ctx<'_> {
                 w
             })
             .collect();
+        let weights = with_cited_lines(weights, self.cited, file, def.start_line);
         // A docstring says in prose what the code below it does; when the function must be
         // cut, the code is what is missing (pvlib's numpy-style docstrings run 100+ lines and a
         // head showed nothing else). Skip it: it never attracts the window, and the window
@@ -229,6 +232,26 @@ impl Ctx<'_> {
 const SECOND_WINDOW_GAIN: f32 = 0.2;
 /// The fewest lines each window of a pair shows: less says too little of either place.
 const MIN_PAIR_WINDOW: usize = 4;
+
+/// `weights` (one per line of a definition starting at `first_line` in `file`) with each line
+/// the question cites made heavier than all the others together: a traceback's frame or a
+/// `path:line` is where the reporter saw the code fail, so the window goes there whatever the
+/// words say.
+fn with_cited_lines(
+    mut weights: Vec<f32>,
+    cited: &[(u32, u32)],
+    file: u32,
+    first_line: u32,
+) -> Vec<f32> {
+    let from = cited.partition_point(|&c| c < (file, first_line));
+    let total: f32 = weights.iter().sum::<f32>().max(1.0);
+    for &(_, line) in cited[from..].iter().take_while(|c| c.0 == file) {
+        if let Some(w) = weights.get_mut((line - first_line) as usize) {
+            *w += total;
+        }
+    }
+    weights
+}
 
 /// The weight and start of the first of the heaviest windows of `len` lines in
 /// `weights[from..]` (`from` when no window weighs anything). `len` ≥ 1 and

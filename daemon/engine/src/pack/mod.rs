@@ -230,14 +230,16 @@ fn ancestors(g: &Graph, node: u32) -> impl Iterator<Item = u32> + '_ {
     std::iter::successors(g.parent(node), move |&p| g.parent(p))
 }
 
-/// What packing reads: the snapshot, how tokens are counted, the question's weighted terms
-/// (they place windows in long functions) and the tuning.
+/// What packing reads: the snapshot, how tokens are counted, the question's weighted terms and
+/// the lines it cites (both place windows in long functions) and the tuning.
 pub struct Packer<'a> {
     pub g: &'a Graph,
     pub sources: &'a Sources,
     pub lines: &'a LineIndex,
     pub enc: Encoding,
     pub terms: &'a HashMap<String, f32>,
+    /// Lines the question points at, (file, line), sorted: a traceback's frame, a `path:line`.
+    pub cited: &'a [(u32, u32)],
     pub tuning: &'a Tuning,
 }
 
@@ -302,6 +304,7 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         lines,
         enc,
         terms,
+        cited,
         tuning,
     } = *p;
     let mut cx = Ctx {
@@ -309,6 +312,7 @@ fn select(p: &Packer<'_>, ranked: &[Ranked], budget: usize) -> Selection {
         sources,
         enc,
         lines,
+        cited,
         introduced: HashSet::new(),
         opening_tokens: HashMap::new(),
         between_tokens: count(enc, crate::layout::BETWEEN_BLOCKS),

@@ -17,6 +17,7 @@ struct Fixture {
     sources: Sources,
     lines: LineIndex,
     terms: HashMap<String, f32>,
+    cited: Vec<(u32, u32)>,
     tuning: Tuning,
 }
 
@@ -40,6 +41,7 @@ impl Fixture {
             sources,
             lines: LineIndex::new(files.len()),
             terms: HashMap::new(),
+            cited: Vec::new(),
             tuning: Tuning::default(),
         }
     }
@@ -50,6 +52,13 @@ impl Fixture {
         self
     }
 
+    /// The same, asked a question that cites `line` of file `file`.
+    fn citing(mut self, file: u32, line: u32) -> Fixture {
+        self.cited.push((file, line));
+        self.cited.sort_unstable();
+        self
+    }
+
     fn packer(&self) -> Packer<'_> {
         Packer {
             g: &self.g,
@@ -57,6 +66,7 @@ impl Fixture {
             lines: &self.lines,
             enc: Encoding::Cl100k,
             terms: &self.terms,
+            cited: &self.cited,
             tuning: &self.tuning,
         }
     }
@@ -247,4 +257,36 @@ fn a_long_function_whose_words_sit_in_two_places_is_shown_as_two_windows() {
         "{:?}",
         answer.blocks[0].mode
     );
+}
+
+#[test]
+fn a_cited_line_places_a_long_functions_window_whatever_the_words_say() {
+    let filler: String = (0..120)
+        .map(|i| format!("    step_{i} = ledger.rows[{i}]\n"))
+        .collect();
+    let src = format!(
+        "def settle(ledger):\n    refund = ledger.pending_refund()\n    refund.check()\n{filler}    return ledger\n"
+    );
+    // Line 100 holds `step_96`: a traceback's frame, far from where the question's word is.
+    let show = |fx: &Fixture| {
+        let p = fx.packer();
+        let answer = p.select(&[ranked(node_named(&fx.g, "settle"), 1.0)], 400);
+        answer.blocks[0].text.clone()
+    };
+    let fx = Fixture::of("settle.py", &src).with_term("refund", 3.0);
+    let plain = show(&fx);
+    assert!(
+        plain.contains("refund.check()") && !plain.contains("step_96 "),
+        "{plain}"
+    );
+    let cited = show(&fx.citing(0, 100));
+    assert!(
+        cited.contains("100\t    step_96 = ledger.rows[96]"),
+        "{cited}"
+    );
+    // A line cited in another file leaves the window where the words are.
+    let fx = Fixture::of("settle.py", &src)
+        .with_term("refund", 3.0)
+        .citing(1, 100);
+    assert_eq!(show(&fx), plain);
 }

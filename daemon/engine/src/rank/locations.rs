@@ -173,6 +173,8 @@ pub struct Located {
     pub files: Vec<u32>,
     /// The innermost definition (not the file) holding each named line.
     pub nodes: Vec<u32>,
+    /// Each named line that falls in a definition: (file, line).
+    pub lines: Vec<(u32, u32)>,
 }
 
 /// Resolves `locations` against `g`. A location names the files sharing the most trailing
@@ -235,6 +237,7 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
             {
                 located.nodes.push(node);
                 located.nodes.extend(enclosing_neighbourhood(g, node));
+                located.lines.push((fi, line));
             }
         }
         located.files.extend(files);
@@ -243,6 +246,8 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
         v.sort_unstable();
         v.dedup();
     }
+    located.lines.sort_unstable();
+    located.lines.dedup();
     located
 }
 

@@ -218,6 +218,28 @@ pub fn unresolved(repo: &RepoGraph, n: usize) -> String {
     out
 }
 
+/// The first `n` diagnostics of the repository's files, in path order: a grammar's refusal
+/// loses the definitions around it, so this is where to look when a definition is missing.
+pub fn diagnostics(repo: &RepoGraph, n: usize) -> String {
+    let mut files: Vec<_> = repo
+        .graph
+        .files
+        .iter()
+        .filter(|f| !f.diagnostics.is_empty())
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let total: usize = files.iter().map(|f| f.diagnostics.len()).sum();
+    let mut out = format!("\ndiagnostics (first {} of {total}):\n", n.min(total));
+    for (f, d) in files
+        .iter()
+        .flat_map(|f| f.diagnostics.iter().map(move |d| (f, d)))
+        .take(n)
+    {
+        let _ = writeln!(out, "  {}:{}  {}", f.path, d.line, d.message);
+    }
+    out
+}
+
 /// Resolved references sampled evenly per language: the line that refers, and what it was
 /// linked to.
 pub fn sample(repo: &RepoGraph, root: &std::path::Path, n: usize) -> String {

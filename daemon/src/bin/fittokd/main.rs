@@ -70,6 +70,10 @@ enum Command {
         /// line and the definition each resolved to: for checking precision by eye.
         #[arg(long, value_name = "N")]
         sample: Option<usize>,
+        /// Also list the first N syntax diagnostics (file, line, message): where a grammar
+        /// refused the code, and definitions around it may be missing.
+        #[arg(long, value_name = "N")]
+        diagnostics: Option<usize>,
     },
     /// Answer a question about a repository in process: the code that answers it, within a
     /// token budget. FITTOK_MAX_BUDGET caps the budget.
@@ -237,6 +241,7 @@ fn run() -> Result<(), Failed> {
             max_file_bytes,
             unresolved,
             sample,
+            diagnostics,
         } => {
             let mut walk = config.engine.walk.clone();
             if let Some(max) = max_file_bytes {
@@ -255,6 +260,9 @@ fn run() -> Result<(), Failed> {
             }
             if let Some(n) = sample {
                 out!("{}", inspect::sample(&repo, &path, n));
+            }
+            if let Some(n) = diagnostics {
+                out!("{}", inspect::diagnostics(&repo, n));
             }
         }
         Command::Query(args) => local::query(args, &config)?,
