@@ -11,6 +11,94 @@ use tree_sitter::Node;
 use super::{Cx, child_of_kind};
 use crate::model::{DefKind, Import, RefKind};
 
+/// A class whose primary constructor starts on the next line (`class Options` then `private
+/// constructor(`, as formatters wrap long headers) is valid Kotlin, but inside a class body
+/// the grammar ends the declaration at the line break and the enclosing class is lost. A
+/// copy of `bytes` with each such line break moved to the line after the constructor's (its
+/// first indentation byte becomes the break) to parse instead, or `None` when there is none:
+/// offsets are unchanged and every line after the two keeps its number.
+pub(super) fn join_wrapped_constructors(bytes: &[u8]) -> Option<Vec<u8>> {
+    if !bytes
+        .windows(12)
+        .any(|w| w == b"constructor(" || w.starts_with(b"constructor "))
+    {
+        return None;
+    }
+    let mut out: Option<Vec<u8>> = None;
+    let line_ends: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i)
+        .collect();
+    for k in 0..line_ends.len().saturating_sub(1) {
+        let (header_end, ctor_end) = (line_ends[k], line_ends[k + 1]);
+        let header_start = k.checked_sub(1).map_or(0, |j| line_ends[j] + 1);
+        let header = &bytes[header_start..header_end];
+        let ctor = &bytes[header_end + 1..ctor_end];
+        let next = bytes.get(ctor_end + 1).copied();
+        if ends_in_class_name(header)
+            && starts_primary_constructor(ctor)
+            && matches!(next, Some(b' ' | b'\t'))
+        {
+            let copy = out.get_or_insert_with(|| bytes.to_vec());
+            copy[header_end] = b' ';
+            if header_end > 0 && copy[header_end - 1] == b'\r' {
+                copy[header_end - 1] = b' ';
+            }
+            copy[ctor_end + 1] = b'\n';
+        }
+    }
+    out
+}
+
+/// Whether `line` ends with `class Name` or `class Name<T, …>` (a header with nothing after
+/// the name).
+fn ends_in_class_name(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let line = line.trim_end();
+    let code = line.trim_start();
+    if code.starts_with("//") || code.starts_with('*') {
+        return false;
+    }
+    let Some(at) = line.rfind("class ") else {
+        return false;
+    };
+    if at > 0 && line.as_bytes()[at - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    let rest = line[at + "class ".len()..].trim_start();
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, tail) = rest.split_at(name_end);
+    !name.is_empty() && (tail.is_empty() || (tail.starts_with('<') && tail.ends_with('>')))
+}
+
+/// Whether `line` is a primary constructor's start: modifiers and annotations, then
+/// `constructor(`.
+fn starts_primary_constructor(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let mut rest = line.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix("constructor") {
+            return after.trim_start().starts_with('(');
+        }
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        let modifier = matches!(word, "private" | "protected" | "internal" | "public")
+            || (word.starts_with('@') && !word.contains('('));
+        if !modifier || word_end == rest.len() {
+            return false;
+        }
+        rest = rest[word_end..].trim_start();
+    }
+}
+
 pub(super) fn visit(cx: &mut Cx, node: Node) {
     match node.kind() {
         "package_header" => {
@@ -285,4 +373,52 @@ fn import(cx: &mut Cx, node: Node) {
         wildcard: false,
         line,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_file, tests::outline};
+    use crate::model::{DefKind, Lang};
+
+    #[test]
+    fn a_nested_class_whose_constructor_is_wrapped_keeps_its_enclosing_class() {
+        let src = "package a\n\nclass Reader {\n  fun peek(): Int = 0\n\n  class Options\n  private constructor(\n    val strings: List<String>,\n  ) {\n    fun strings(): List<String> = strings\n  }\n\n  fun close() {}\n}\n";
+        let f = parse_file("a/Reader.kt", Lang::Kotlin, src.as_bytes());
+        assert!(f.diagnostics.is_empty(), "{:?}", f.diagnostics);
+        let defs = outline(&f);
+        let find = |name: &str| {
+            defs.iter()
+                .find(|d| d.1 == name)
+                .unwrap_or_else(|| panic!("{name} missing from {defs:?}"))
+        };
+        // Lines are the file's own: the class on 6, its method on 10, the outer one's on 13.
+        assert_eq!(find("Reader").0, DefKind::Class);
+        assert_eq!(
+            (find("Reader.Options").0, find("Reader.Options").2),
+            (DefKind::Class, 6)
+        );
+        assert_eq!(find("Reader.Options.strings").2, 10);
+        assert_eq!(find("Reader.close").2, 13);
+        assert_eq!(find("Reader.peek").2, 4);
+    }
+
+    #[test]
+    fn only_a_class_header_followed_by_a_constructor_is_joined() {
+        let join = |s: &str| {
+            super::join_wrapped_constructors(s.as_bytes()).map(|b| String::from_utf8(b).unwrap())
+        };
+        assert_eq!(
+            join("  class A<T>\n  @Inject internal constructor(x: T) {\n    val y = 1\n")
+                .as_deref(),
+            Some("  class A<T>   @Inject internal constructor(x: T) {\n\n   val y = 1\n")
+        );
+        for unchanged in [
+            "class A\nconstructor(x: Int)\n", // nothing indented after: no byte to move to
+            "class A(x: Int)\n  constructor(y: String) : this(1)\n  val z = 2\n",
+            "// class A\n  private constructor(\n    x: Int)\n",
+            "class A {\n  private constructor(\n    x: Int)\n",
+        ] {
+            assert_eq!(join(unchanged), None, "{unchanged}");
+        }
+    }
 }
