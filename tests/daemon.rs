@@ -1032,6 +1032,50 @@ fn the_daemon_reads_a_repositorys_history_in_the_background_and_ranks_with_it() 
 }
 
 #[test]
+fn a_question_naming_a_commit_is_shown_what_that_commit_added() {
+    let env = DaemonEnv::new("named-commit");
+    let repo = TempRepo::new("named-commit-repo");
+    let steps: String = (0..90)
+        .map(|i| format!("    stage_{i} = records[{i}]\n"))
+        .collect();
+    let before = format!(
+        "def import_records(records, strict):\n    \"\"\"Import records; bad input fails.\"\"\"\n    status = 1\n{steps}    if not strict:\n        status = 1\n    return status\n"
+    );
+    repo.write("importer.py", &before);
+    let dir = repo.path();
+    assert!(git(dir, &["init", "-q"]), "git is needed for this test");
+    assert!(git(dir, &["add", "importer.py"]));
+    assert!(git(dir, &["commit", "-q", "-m", "Importer"]));
+    repo.write(
+        "importer.py",
+        before.replace(
+            "        status = 1\n",
+            "        status = 0  # lenient mode\n",
+        ),
+    );
+    assert!(git(dir, &["commit", "-q", "-am", "Lenient imports"]));
+    let hash = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--short=8", "HEAD"])
+        .output()
+        .expect("git rev-parse");
+    let hash = String::from_utf8_lossy(&hash.stdout).trim().to_string();
+    let path = dir.to_str().unwrap();
+    let question = format!("Bad input does not fail the import any more since commit {hash}");
+    let ask = || ok(&env.fittok(&["query", "--code", "--budget", "500", path, &question]));
+    // The history is read off the answer's path; once read, the window of the long function
+    // moves from the question's words (its docstring and head) to the line the commit added.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut text = ask();
+    while !text.contains("status = 0  # lenient mode") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        text = ask();
+    }
+    assert!(text.contains("status = 0  # lenient mode"), "{text}");
+}
+
+#[test]
 fn a_question_about_nothing_here_says_so_first_and_stays_short() {
     let env = DaemonEnv::new("nothing");
     let repo = repo();

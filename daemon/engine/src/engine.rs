@@ -677,6 +677,29 @@ impl Engine {
         any.then_some(scores)
     }
 
+    /// Where today's files hold the lines that the commits `question` names added (see
+    /// [`crate::history::found_again`]); empty without history. A commit git cannot show is
+    /// left out.
+    fn named_commit_lines(&self, question: &str) -> Vec<(u32, u32)> {
+        let Some(history) = self.history() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for id in history.named_commits(question) {
+            match crate::history::added_lines(&self.repo.root, id) {
+                Ok(added) => out.extend(crate::history::found_again(
+                    &self.repo.graph,
+                    &self.sources,
+                    &added,
+                )),
+                Err(e) => tracing::debug!(commit = id, error = %e, "named commit not read"),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Paths whose size or mtime differ from this snapshot, or that appeared or went away —
     /// by listing the repository (no file is read). For when no watcher runs.
     pub fn stale_paths(&self) -> Result<Vec<String>, EngineError> {
@@ -805,9 +828,11 @@ impl Engine {
         };
         let t = Instant::now();
         let history = self.history_scores(&query_terms);
+        let commit_lines = self.named_commit_lines(&question);
         let evidence = Evidence {
             semantic: sims.as_deref(),
             history: history.as_deref(),
+            cited: &commit_lines,
         };
         let mut ranked = rank(
             g,
@@ -870,9 +895,13 @@ impl Engine {
             already_shown,
             files: g.files.len(),
         };
-        // Lines the question cites place a long function's window, as its words do.
-        let cited =
+        // Lines the question cites, or that the commits it names added, place a long
+        // function's window, as its words do.
+        let mut cited =
             crate::rank::locations::resolve(&crate::rank::locations::locations(&question), g).lines;
+        cited.extend(&commit_lines);
+        cited.sort_unstable();
+        cited.dedup();
         let packer = Packer {
             g,
             sources: &self.sources,

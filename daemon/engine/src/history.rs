@@ -20,6 +20,9 @@ use std::process::{Command, Stdio};
 
 use crate::index::bm25::{Bm25, Bm25Builder};
 
+mod named;
+pub use named::{NAMED_COMMITS, added_lines, found_again};
+
 /// How many of the best-matching commits vote for their files.
 pub const VOTING_COMMITS: usize = 30;
 /// A commit that touched more files than this is a sweep (a rename, a reformat, a licence
@@ -48,6 +51,8 @@ pub struct History {
     paths: Vec<String>,
     /// Per commit, the indexes into `paths` of the files it changed.
     touched: Vec<Vec<u32>>,
+    /// Per commit, its full hash (lower-case hex).
+    ids: Vec<Box<str>>,
     messages: Bm25,
 }
 
@@ -78,7 +83,7 @@ impl History {
                 "--no-renames",
                 "--relative",
                 "--name-only",
-                &format!("--format={RECORD}%s%n%b{UNIT}"),
+                &format!("--format={RECORD}%H%n%s%n%b{UNIT}"),
                 &head,
                 "--",
             ],
@@ -92,8 +97,11 @@ impl History {
         let mut paths = Vec::new();
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut touched = Vec::new();
+        let mut commit_ids = Vec::new();
         for record in log.split(RECORD).skip(1) {
             let (message, files) = record.split_once(UNIT).unwrap_or((record, ""));
+            let (id, message) = message.split_once('\n').unwrap_or(("", message));
+            commit_ids.push(Box::from(id.trim()));
             builder.add(message);
             let files: Vec<&str> = files
                 .lines()
@@ -120,6 +128,7 @@ impl History {
             head,
             paths,
             touched,
+            ids: commit_ids,
             messages: builder.finish(),
         }
     }
@@ -132,6 +141,7 @@ impl History {
     /// Heap bytes held (for the memory report).
     pub fn heap_bytes(&self) -> usize {
         self.messages.heap_bytes()
+            + self.ids.iter().map(|i| i.len() + 16).sum::<usize>()
             + self.paths.iter().map(|p| p.capacity() + 24).sum::<usize>()
             + self
                 .touched
@@ -205,9 +215,9 @@ mod tests {
 
     fn sample() -> History {
         let log = format!(
-            "{RECORD}Fix cookie lost after redirect{UNIT}\n\nsrc/sessions.py\nsrc/cookies.py\n\
-             {RECORD}Add streaming upload support\n\nbody text{UNIT}\n\nsrc/models.py\n\
-             {RECORD}Reformat everything{UNIT}\n\n{}",
+            "{RECORD}6d3d2750aa\nFix cookie lost after redirect{UNIT}\n\nsrc/sessions.py\nsrc/cookies.py\n\
+             {RECORD}6d3d27ffbb\nAdd streaming upload support\n\nbody text{UNIT}\n\nsrc/models.py\n\
+             {RECORD}0123abcdef\nReformat everything{UNIT}\n\n{}",
             (0..=MAX_FILES_PER_COMMIT)
                 .map(|i| format!("f{i}.py\n"))
                 .collect::<String>()

@@ -251,6 +251,23 @@ pub fn resolve(locations: &[Location], g: &Graph) -> Located {
     located
 }
 
+/// How many definitions lines cited beyond the question's text may name.
+pub const MAX_CITED_HOLDERS: usize = 12;
+
+/// The innermost definitions holding `lines` ((file, line) pairs), at most `max`: those
+/// holding the most of them, ties to the earlier node.
+pub fn holders(g: &Graph, lines: &[(u32, u32)], max: usize) -> Vec<u32> {
+    let mut count: std::collections::HashMap<u32, usize> = Default::default();
+    for &(file, line) in lines {
+        if let Some(node) = innermost_holding(g, file, line) {
+            *count.entry(node).or_default() += 1;
+        }
+    }
+    let mut nodes: Vec<(u32, usize)> = count.into_iter().collect();
+    nodes.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    nodes.into_iter().take(max).map(|(n, _)| n).collect()
+}
+
 /// FNV-1a of `name`, ASCII-lower-cased.
 fn name_hash(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {

@@ -226,6 +226,10 @@ pub struct Evidence<'a> {
     /// Per file of the graph, the score past commits resembling the question give it
     /// ([`crate::history::History::file_scores`]); zero for files no such commit changed.
     pub history: Option<&'a [f32]>,
+    /// Lines the question points at beyond its own text, (file, line), sorted: what the
+    /// commits it names added ([`crate::history::found_again`]). Their definitions count as
+    /// named.
+    pub cited: &'a [(u32, u32)],
 }
 
 /// Every signal's view of one question, before the candidates are ordered.
@@ -265,7 +269,11 @@ fn signals<'a>(
     let w = tuning.weights;
     let summary_scores = ix.summary.get().score(terms);
     let summary = order(&summary_scores, SIGNAL_DEPTH);
-    let mention_scores = mentions::Mentions::of(question).scores(g, Some(&content_index));
+    let mut mention_scores = mentions::Mentions::of(question).scores(g, Some(&content_index));
+    for node in locations::holders(g, evidence.cited, locations::MAX_CITED_HOLDERS) {
+        let m = &mut mention_scores[node as usize];
+        *m = m.max(mentions::NAMED);
+    }
     // Mentions break ties by content relevance: a mentioned file's best functions come first.
     let mention_rank: Vec<f32> = mention_scores
         .iter()
@@ -636,6 +644,7 @@ pub fn candidate_features(
     let evidence = Evidence {
         semantic: None,
         history,
+        cited: &[],
     };
     let s = signals(g, ix, question, terms, evidence, tuning);
     pool_features(g, ix, &s, question, terms)

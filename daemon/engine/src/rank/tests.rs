@@ -12,6 +12,7 @@ fn vectors(sims: &[f32]) -> Evidence<'_> {
     Evidence {
         semantic: Some(sims),
         history: None,
+        cited: &[],
     }
 }
 use crate::link::Graph;

@@ -1,0 +1,215 @@
+//! Commits a question names by their hash: "broken since commit 6d3d2750", a bisect's result,
+//! a link to a commit. A regression's fix usually changes what the named commit added, so the
+//! lines it added, found again in today's files, are places the question points at, like a
+//! traceback's frames.
+//!
+//! Only commits of the history read (reachable from `HEAD`) are named: a hash of another
+//! branch, a release tarball's or a container image's names nothing here.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{History, HistoryError, git};
+use crate::link::Graph;
+use crate::repo::Sources;
+
+/// At most this many named commits are read per question.
+pub const NAMED_COMMITS: usize = 3;
+/// The shortest hash taken for a commit's (git's own default abbreviation).
+const MIN_HASH: usize = 7;
+/// A commit that changed more files than this is a sweep: it names no place.
+const MAX_FILES: usize = 20;
+/// An added line shorter than this (trimmed) says too little to be found again: `}`,
+/// `break;`, `else {`.
+const MIN_LINE_CHARS: usize = 8;
+/// An added line that today's file holds more often than this is boilerplate there
+/// (`return ret;`), not a place.
+const MAX_COPIES: usize = 2;
+
+impl History {
+    /// The hashes of the commits of this history that `question` names: words of 7 to 40 hex
+    /// digits, holding a letter and a digit (`deadbeef` and `1234567` are words and numbers
+    /// more often than hashes), that begin exactly one commit's hash.
+    pub fn named_commits(&self, question: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for word in question.split(|c: char| !c.is_ascii_alphanumeric()) {
+            if !(MIN_HASH..=40).contains(&word.len())
+                || !word.bytes().all(|b| b.is_ascii_hexdigit())
+                || !word.bytes().any(|b| b.is_ascii_digit())
+                || !word.bytes().any(|b| b.is_ascii_alphabetic())
+            {
+                continue;
+            }
+            let word = word.to_ascii_lowercase();
+            let mut matching = self.ids.iter().filter(|id| id.starts_with(&word));
+            if let (Some(id), None) = (matching.next(), matching.next())
+                && !out.contains(&&**id)
+            {
+                out.push(id);
+                if out.len() == NAMED_COMMITS {
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The lines commit `id` added, per file (paths relative to `root`, `/`-separated), from
+/// `git show`; nothing for a commit that changed more than [`MAX_FILES`] files.
+pub fn added_lines(root: &Path, id: &str) -> Result<Vec<(String, Vec<String>)>, HistoryError> {
+    let diff = git(
+        root,
+        &[
+            "-c",
+            "core.quotepath=off",
+            "show",
+            "--format=",
+            "--unified=0",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--relative",
+            id,
+            "--",
+        ],
+    )?;
+    Ok(parse_added(&diff))
+}
+
+/// Where today's files hold the lines a named commit added (`added`, per path): (file, line)
+/// pairs, sorted. A line is found again by its trimmed text, since later commits move lines.
+pub fn found_again(
+    g: &Graph,
+    sources: &Sources,
+    added: &[(String, Vec<String>)],
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for (path, lines) in added {
+        let Some(file) = g.file_index(path) else {
+            continue;
+        };
+        let Some(src) = sources.get(file as usize) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(src);
+        let mut today: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, l) in text.lines().enumerate() {
+            let l = l.trim();
+            if l.len() >= MIN_LINE_CHARS {
+                today.entry(l).or_default().push(i as u32 + 1);
+            }
+        }
+        for added in lines {
+            if let Some(at) = today.get(added.trim())
+                && at.len() <= MAX_COPIES
+            {
+                out.extend(at.iter().map(|&line| (file, line)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The added lines of a unified diff, per new path.
+fn parse_added(diff: &str) -> Vec<(String, Vec<String>)> {
+    let mut files: Vec<(String, Vec<String>)> = Vec::new();
+    let mut current: Option<usize> = None;
+    let mut after_old_path = false;
+    for line in diff.lines() {
+        let new_path = if after_old_path {
+            line.strip_prefix("+++ ")
+        } else {
+            None
+        };
+        after_old_path = line.starts_with("--- ") && current.is_none();
+        if let Some(path) = new_path {
+            current = path.strip_prefix("b/").map(|p| {
+                files.push((p.to_string(), Vec::new()));
+                files.len() - 1
+            });
+        } else if line.starts_with("diff ") {
+            current = None;
+            after_old_path = false;
+        } else if let (Some(added), Some(i)) = (line.strip_prefix('+'), current) {
+            files[i].1.push(added.to_string());
+        }
+    }
+    if files.len() > MAX_FILES {
+        return Vec::new();
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history() -> History {
+        let log = format!(
+            "{r}6d3d2750aa11\nMake input errors fatal{u}\n\nsrc/main.c\n\
+             {r}6d3d27ffbb22\nOther{u}\n\nsrc/util.c\n\
+             {r}0a1b2c3d4e55\nThird{u}\n\nsrc/x.c\n",
+            r = super::super::RECORD,
+            u = super::super::UNIT,
+        );
+        History::parse("6d3d2750aa11".into(), &log)
+    }
+
+    #[test]
+    fn a_hash_names_the_one_commit_it_begins() {
+        let h = history();
+        // Short, long, linked and upper-case forms; each commit once.
+        let q = "Broken since commit 6d3d2750 (see https://x/commit/0A1B2C3D4E55), 6d3d2750 again";
+        assert_eq!(h.named_commits(q), vec!["6d3d2750aa11", "0a1b2c3d4e55"]);
+        // Ambiguous (both begin 6d3d27), too short, no digit or no letter, unknown: nothing.
+        for q in ["6d3d27", "6d3d2", "deadbeefcafe", "1234567", "abc1234ff"] {
+            assert!(h.named_commits(q).is_empty(), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_diff_gives_each_new_files_added_lines() {
+        let diff = "diff --git a/src/main.c b/src/main.c\nindex 1..2 100644\n--- a/src/main.c\n\
+                    +++ b/src/main.c\n@@ -10,0 +11,2 @@ int main() {\n+  ret = 0;\n+  // not fatal\n\
+                    @@ -20 +22 @@\n-  old();\n+  new();\n\
+                    diff --git a/gone.c b/gone.c\ndeleted file mode 100644\n--- a/gone.c\n+++ /dev/null\n\
+                    @@ -1 +0,0 @@\n-x\n";
+        assert_eq!(
+            parse_added(diff),
+            vec![(
+                "src/main.c".to_string(),
+                vec![
+                    "  ret = 0;".to_string(),
+                    "  // not fatal".to_string(),
+                    "  new();".to_string()
+                ]
+            )]
+        );
+    }
+
+    #[test]
+    fn added_lines_are_found_again_where_they_are_today_unless_short_or_common() {
+        let src = "def run(x):\n    status = compute(x)\n    return status\n\n\ndef other():\n    return status\n    return status\n";
+        let g = crate::testing::graph_of(&[("a.py", src)]);
+        let sources: Sources = vec![std::sync::Arc::from(src.as_bytes())];
+        let added = vec![
+            (
+                "a.py".to_string(),
+                vec![
+                    "        status = compute(x)".to_string(), // indented differently then
+                    "    return status".to_string(),           // three copies today
+                    "    }".to_string(),                       // too short
+                    "    gone_since = 1".to_string(),          // not there any more
+                ],
+            ),
+            (
+                "elsewhere.py".to_string(),
+                vec!["status = compute(x)".to_string()],
+            ),
+        ];
+        assert_eq!(found_again(&g, &sources, &added), vec![(0, 2)]);
+    }
+}
