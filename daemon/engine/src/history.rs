@@ -53,6 +53,9 @@ pub struct History {
     touched: Vec<Vec<u32>>,
     /// Per commit, its full hash (lower-case hex).
     ids: Vec<Box<str>>,
+    /// Per issue or pull request number a message mentions (`#1139`), the commits that do,
+    /// newest first.
+    issues: HashMap<u32, Vec<u32>>,
     messages: Bm25,
 }
 
@@ -98,9 +101,16 @@ impl History {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut touched = Vec::new();
         let mut commit_ids = Vec::new();
+        let mut issues: HashMap<u32, Vec<u32>> = HashMap::new();
         for record in log.split(RECORD).skip(1) {
             let (message, files) = record.split_once(UNIT).unwrap_or((record, ""));
             let (id, message) = message.split_once('\n').unwrap_or(("", message));
+            for n in named::issue_numbers(message) {
+                let commits = issues.entry(n).or_default();
+                if commits.last() != Some(&(commit_ids.len() as u32)) {
+                    commits.push(commit_ids.len() as u32);
+                }
+            }
             commit_ids.push(Box::from(id.trim()));
             builder.add(message);
             let files: Vec<&str> = files
@@ -129,6 +139,7 @@ impl History {
             paths,
             touched,
             ids: commit_ids,
+            issues,
             messages: builder.finish(),
         }
     }
@@ -142,6 +153,11 @@ impl History {
     pub fn heap_bytes(&self) -> usize {
         self.messages.heap_bytes()
             + self.ids.iter().map(|i| i.len() + 16).sum::<usize>()
+            + self
+                .issues
+                .values()
+                .map(|c| c.capacity() * 4 + 32)
+                .sum::<usize>()
             + self.paths.iter().map(|p| p.capacity() + 24).sum::<usize>()
             + self
                 .touched

@@ -1,7 +1,9 @@
-//! Commits a question names by their hash: "broken since commit 6d3d2750", a bisect's result,
-//! a link to a commit. A regression's fix usually changes what the named commit added, so the
-//! lines it added, found again in today's files, are places the question points at, like a
-//! traceback's frames.
+//! Commits a question names: by their hash ("broken since commit 6d3d2750", a bisect's result,
+//! a link to a commit), or by the issue or pull request their message mentions ("see #1139",
+//! a link to `…/pull/1139`). A regression's fix usually changes what the named commit added,
+//! and a related issue's fix touched the code this one is about, so the lines such a commit
+//! added, found again in today's files, are places the question points at, like a traceback's
+//! frames.
 //!
 //! Only commits of the history read (reachable from `HEAD`) are named: a hash of another
 //! branch, a release tarball's or a container image's names nothing here.
@@ -17,6 +19,11 @@ use crate::repo::Sources;
 pub const NAMED_COMMITS: usize = 3;
 /// The shortest hash taken for a commit's (git's own default abbreviation).
 const MIN_HASH: usize = 7;
+/// Issue numbers have at least this many digits: `#1`…`#99` are list items and headings as
+/// often as issues.
+const MIN_ISSUE_DIGITS: usize = 3;
+/// At most this many commits are named through one issue number (newest first).
+const PER_ISSUE: usize = 2;
 /// A commit that changed more files than this is a sweep: it names no place.
 const MAX_FILES: usize = 20;
 /// An added line shorter than this (trimmed) says too little to be found again: `}`,
@@ -27,9 +34,11 @@ const MIN_LINE_CHARS: usize = 8;
 const MAX_COPIES: usize = 2;
 
 impl History {
-    /// The hashes of the commits of this history that `question` names: words of 7 to 40 hex
-    /// digits, holding a letter and a digit (`deadbeef` and `1234567` are words and numbers
-    /// more often than hashes), that begin exactly one commit's hash.
+    /// The hashes of the commits of this history that `question` names, at most
+    /// [`NAMED_COMMITS`]: first those whose hash a word of 7 to 40 hex digits begins (holding a
+    /// letter and a digit: `deadbeef` and `1234567` are words and numbers more often than
+    /// hashes; one commit only), then those whose message mentions an issue the question
+    /// mentions ([`issue_numbers`]).
     pub fn named_commits(&self, question: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for word in question.split(|c: char| !c.is_ascii_alphanumeric()) {
@@ -46,13 +55,57 @@ impl History {
                 && !out.contains(&&**id)
             {
                 out.push(id);
-                if out.len() == NAMED_COMMITS {
-                    break;
+            }
+        }
+        for n in issue_numbers(question) {
+            for &c in self.issues.get(&n).into_iter().flatten().take(PER_ISSUE) {
+                let id = &*self.ids[c as usize];
+                if !out.contains(&id) {
+                    out.push(id);
                 }
             }
         }
+        out.truncate(NAMED_COMMITS);
         out
     }
+}
+
+/// The issue and pull request numbers `text` mentions, in order, each once: `#1139` (after a
+/// space, a bracket or at the start) and links ending `/issues/1139` or `/pull/1139`, of
+/// [`MIN_ISSUE_DIGITS`] to 7 digits.
+pub(super) fn issue_numbers(text: &str) -> Vec<u32> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = if b[i] == b'#'
+            && (i == 0 || b[i - 1].is_ascii_whitespace() || b"([{".contains(&b[i - 1]))
+        {
+            Some(i + 1)
+        } else {
+            ["/issues/", "/pull/"]
+                .iter()
+                .find(|p| b[i..].starts_with(p.as_bytes()))
+                .map(|p| i + p.len())
+        };
+        let Some(start) = start else {
+            i += 1;
+            continue;
+        };
+        let end = start + b[start..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let digits = end - start;
+        if (MIN_ISSUE_DIGITS..=7).contains(&digits)
+            && !b
+                .get(end)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            && let Ok(n) = text[start..end].parse::<u32>()
+            && !out.contains(&n)
+        {
+            out.push(n);
+        }
+        i = end.max(i + 1);
+    }
+    out
 }
 
 /// The lines commit `id` added, per file (paths relative to `root`, `/`-separated), from
@@ -149,9 +202,9 @@ mod tests {
 
     fn history() -> History {
         let log = format!(
-            "{r}6d3d2750aa11\nMake input errors fatal{u}\n\nsrc/main.c\n\
-             {r}6d3d27ffbb22\nOther{u}\n\nsrc/util.c\n\
-             {r}0a1b2c3d4e55\nThird{u}\n\nsrc/x.c\n",
+            "{r}6d3d2750aa11\nMake input errors fatal (#1139){u}\n\nsrc/main.c\n\
+             {r}6d3d27ffbb22\nOther\n\nFixes #1142, see #1139{u}\n\nsrc/util.c\n\
+             {r}0a1b2c3d4e55\nThird: closes #12 and x#1142{u}\n\nsrc/x.c\n",
             r = super::super::RECORD,
             u = super::super::UNIT,
         );
@@ -168,6 +221,29 @@ mod tests {
         for q in ["6d3d27", "6d3d2", "deadbeefcafe", "1234567", "abc1234ff"] {
             assert!(h.named_commits(q).is_empty(), "{q}");
         }
+        // An issue names the commits whose messages mention it, after the hashes.
+        assert_eq!(
+            h.named_commits("Related: #1142 and https://github.com/o/r/issues/1139"),
+            vec!["6d3d27ffbb22", "6d3d2750aa11"]
+        );
+        assert_eq!(
+            h.named_commits("0a1b2c3d4e55 regressed, see (#1139)"),
+            vec!["0a1b2c3d4e55", "6d3d2750aa11", "6d3d27ffbb22"]
+        );
+        // Two digits, a number inside a word, an unknown issue: nothing.
+        for q in ["see #12", "x#1142", "#99999"] {
+            assert!(h.named_commits(q).is_empty(), "{q}");
+        }
+    }
+
+    #[test]
+    fn issue_numbers_are_hashes_and_links_of_three_to_seven_digits() {
+        assert_eq!(
+            issue_numbers(
+                "#123 (#4567) [#890] a#111 #12 #1234x /pull/77 …/issues/31337 /pull/2024/files"
+            ),
+            vec![123, 4567, 890, 31337, 2024]
+        );
     }
 
     #[test]
