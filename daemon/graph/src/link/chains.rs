@@ -288,13 +288,19 @@ impl FileScope<'_> {
         .0
     }
 
-    /// The one type `callees` return (`Self` read as each one's owner), if they agree.
+    /// The one type `callees` return (`Self` read as each one's owner), if they agree. An
+    /// overload whose signature was cut before its return type (a long parameter list, kept
+    /// to a few lines) says nothing either way; one that declares none ends the chain.
     fn returned(&self, callees: &[u32]) -> Option<String> {
         let mut out: Option<String> = None;
         for &c in callees {
             let def: &Definition = self.g.def(c);
             let lang = self.g.file_of(c).lang;
-            let ty = match return_type(lang, &def.signature)? {
+            let declared = return_type(lang, &def.signature);
+            if declared.is_none() && def.signature.ends_with('…') {
+                continue;
+            }
+            let ty = match declared? {
                 "Self" => self.g.owner_type(c)?,
                 t => t.to_string(),
             };

@@ -414,11 +414,11 @@ fn chains_of_calls_resolve_through_declared_return_types() {
         ),
         (
             "src/main/kotlin/m/Moshi.kt",
-            "package m\n\nclass Moshi {\n    fun adapter(): Adapter = Adapter()\n    class Builder {\n        fun add(x: Int): Builder = this\n        fun build(): Moshi = Moshi()\n    }\n}\n\nclass Adapter {\n    fun toJson(): String = \"\"\n}\n\nclass Retrofit {\n    fun build(): Retrofit = this\n    fun adapter(): Retrofit = this\n    fun toJson(): String = \"\"\n}\n",
+            "package m\n\nclass Moshi {\n    fun adapter(): Adapter = Adapter()\n    fun adapter(\n        a: Int,\n        b: Int,\n        c: Int,\n        d: Int,\n    ): Adapter = Adapter()\n    class Builder {\n        fun add(x: Int): Builder = this\n        fun build(): Moshi = Moshi()\n    }\n}\n\nclass Adapter {\n    fun toJson(): String = \"\"\n}\n\nclass Retrofit {\n    fun build(): Retrofit = this\n    fun adapter(): Retrofit = this\n    fun toJson(): String = \"\"\n}\n",
         ),
         (
             "src/main/kotlin/m/Main.kt",
-            "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n\nfun later() {\n    val moshi = Moshi.Builder().add(2).build()\n    moshi.adapter()\n}\n\nclass Gen {\n    fun run() {\n        val spec = Poet.classBuilder().build()\n        spec.onlyHere()\n    }\n\n    private fun Poet.onlyHere() {}\n}\n",
+            "package m\n\nfun main() {\n    Moshi.Builder().add(1).build().adapter().toJson()\n}\n\nfun later() {\n    val moshi = Moshi.Builder().add(2).build()\n    moshi.adapter()\n    val adapter = moshi.adapter()\n    adapter.toJson()\n}\n\nclass Gen {\n    fun run() {\n        val spec = Poet.classBuilder().build()\n        spec.onlyHere()\n    }\n\n    private fun Poet.onlyHere() {}\n}\n",
         ),
         (
             "web/schema.ts",
@@ -464,6 +464,13 @@ fn chains_of_calls_resolve_through_declared_return_types() {
             "src/main/kotlin/m/Main.kt#later",
             "src/main/kotlin/m/Moshi.kt#Moshi.adapter",
             "src/main/kotlin/m/Moshi.kt#Retrofit.adapter",
+        ),
+        // An overload whose signature was cut before its return type (a long parameter
+        // list) does not end the chain.
+        (
+            "src/main/kotlin/m/Main.kt#later",
+            "src/main/kotlin/m/Moshi.kt#Adapter.toJson",
+            "src/main/kotlin/m/Moshi.kt#Retrofit.toJson",
         ),
         (
             "src/Mapper.cs#Use.Run",
