@@ -50,23 +50,32 @@ impl History {
                 continue;
             }
             let word = word.to_ascii_lowercase();
-            let mut matching = self.ids.iter().filter(|id| id.starts_with(&word));
-            if let (Some(id), None) = (matching.next(), matching.next())
-                && !out.contains(&&**id)
+            let mut matching = (0..self.ids.len()).filter(|&c| self.ids[c].starts_with(&word));
+            if let (Some(c), None) = (matching.next(), matching.next())
+                && self.names_places(c)
+                && !out.contains(&&*self.ids[c])
             {
-                out.push(id);
+                out.push(&self.ids[c]);
             }
         }
         for n in issue_numbers(question) {
             for &c in self.issues.get(&n).into_iter().flatten().take(PER_ISSUE) {
                 let id = &*self.ids[c as usize];
-                if !out.contains(&id) {
+                if self.names_places(c as usize) && !out.contains(&id) {
                     out.push(id);
                 }
             }
         }
         out.truncate(NAMED_COMMITS);
         out
+    }
+
+    /// Whether commit `c` changed files under the root, and not more than [`MAX_FILES`]: a
+    /// sweep names no place, and its diff is not worth reading.
+    fn names_places(&self, c: usize) -> bool {
+        self.touched
+            .get(c)
+            .is_some_and(|t| !t.is_empty() && t.len() <= MAX_FILES)
     }
 }
 
