@@ -895,11 +895,18 @@ impl Engine {
             already_shown,
             files: g.files.len(),
         };
-        // Lines the question cites, or that the commits it names added, place a long
-        // function's window, as its words do.
+        // Lines the question cites or quotes, or that the commits it names added, place a
+        // long function's window, as its words do.
         let mut cited =
             crate::rank::locations::resolve(&crate::rank::locations::locations(&question), g).lines;
         cited.extend(&commit_lines);
+        cited.extend(crate::rank::quoted::quoted_lines(
+            g,
+            &content,
+            &self.sources,
+            &self.lines,
+            &question,
+        ));
         cited.sort_unstable();
         cited.dedup();
         let packer = Packer {

@@ -12,6 +12,7 @@ mod history;
 pub mod learned;
 pub mod locations;
 pub mod mentions;
+pub mod quoted;
 pub mod reach;
 
 use crate::index::Index;
