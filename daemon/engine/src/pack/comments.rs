@@ -111,9 +111,21 @@ fn comment_lines(lang: Lang, lines: &[OutlineLine]) -> Vec<bool> {
         .collect()
 }
 
-/// Whether a line has anything to say beyond comment punctuation (`/**`, ` *`, `#`).
+/// Whether a line has anything to say beyond comment punctuation (`/**`, ` *`, `#`) and
+/// markup tags (C#'s `/// <summary>`).
 fn says_something(text: &str) -> bool {
-    text.chars().any(char::is_alphanumeric)
+    let mut in_tag = false;
+    text.chars().any(|c| match c {
+        '<' => {
+            in_tag = true;
+            false
+        }
+        '>' => {
+            in_tag = false;
+            false
+        }
+        c => !in_tag && c.is_alphanumeric(),
+    })
 }
 
 fn is_licence(lines: &[OutlineLine]) -> bool {
@@ -255,5 +267,21 @@ mod tests {
         ]);
         // 1–3 fold to 1; line 4 is code and its comment's continuation is one line.
         assert_eq!(numbers(&fold(Lang::C, false, lines)), vec![1, 4, 5]);
+    }
+
+    #[test]
+    fn a_csharp_xml_doc_keeps_its_summary_not_its_tag() {
+        let lines = outline(&[
+            (5, "        /// <summary>", true),
+            (6, "        /// Push an enricher onto the context.", true),
+            (7, "        /// </summary>", true),
+            (
+                8,
+                "        /// <param name=\"e\">The enricher</param>",
+                true,
+            ),
+            (9, "        public static IDisposable Push(E e)", true),
+        ]);
+        assert_eq!(numbers(&fold(Lang::CSharp, false, lines)), vec![6, 9]);
     }
 }
