@@ -26,6 +26,9 @@ const MIN_ISSUE_DIGITS: usize = 3;
 const PER_ISSUE: usize = 2;
 /// A commit that changed more files than this is a sweep: it names no place.
 const MAX_FILES: usize = 20;
+/// At most this many added lines are kept of one commit: a commit that adds a generated or
+/// vendored file points at no more places than its first lines do.
+const MAX_ADDED_LINES: usize = 5_000;
 /// An added line shorter than this (trimmed) says too little to be found again: `}`,
 /// `break;`, `else {`.
 const MIN_LINE_CHARS: usize = 8;
@@ -180,6 +183,7 @@ fn parse_added(diff: &str) -> Vec<(String, Vec<String>)> {
     let mut files: Vec<(String, Vec<String>)> = Vec::new();
     let mut current: Option<usize> = None;
     let mut after_old_path = false;
+    let mut kept = 0;
     for line in diff.lines() {
         let new_path = if after_old_path {
             line.strip_prefix("+++ ")
@@ -196,7 +200,11 @@ fn parse_added(diff: &str) -> Vec<(String, Vec<String>)> {
             current = None;
             after_old_path = false;
         } else if let (Some(added), Some(i)) = (line.strip_prefix('+'), current) {
+            if kept == MAX_ADDED_LINES {
+                break;
+            }
             files[i].1.push(added.to_string());
+            kept += 1;
         }
     }
     if files.len() > MAX_FILES {
