@@ -1076,6 +1076,35 @@ fn a_question_naming_a_commit_is_shown_what_that_commit_added() {
 }
 
 #[test]
+fn a_quoted_line_of_the_code_places_the_window_of_a_long_function() {
+    let env = DaemonEnv::new("quoted-line");
+    let repo = TempRepo::new("quoted-line-repo");
+    let steps: String = (0..90)
+        .map(|i| format!("    stage_{i} = records[{i}]\n"))
+        .collect();
+    repo.write(
+        "importer.py",
+        format!(
+            "def import_records(records, strict):\n    \"\"\"Import records; bad input fails.\"\"\"\n    status = 1\n{steps}    leftover = len(records) - stage_count(records)\n    return status\n"
+        ),
+    );
+    let path = repo.path().to_str().unwrap();
+    let ask =
+        |question: &str| ok(&env.fittok(&["query", "--code", "--budget", "500", path, question]));
+    // Without the quoted line the window stays at the head, where the question's words are.
+    let words = "Importing bad input does not fail: the import records status is wrong";
+    assert!(!ask(words).contains("leftover = len(records)"));
+    let quoted = format!(
+        "{words}. I think this line is the culprit:\n\n    leftover = len(records) - stage_count(records)\n"
+    );
+    let text = ask(&quoted);
+    assert!(
+        text.contains("leftover = len(records) - stage_count(records)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_question_about_nothing_here_says_so_first_and_stays_short() {
     let env = DaemonEnv::new("nothing");
     let repo = repo();
