@@ -19,6 +19,8 @@ use crate::repo::Sources;
 pub const NAMED_COMMITS: usize = 3;
 /// The shortest hash taken for a commit's (git's own default abbreviation).
 const MIN_HASH: usize = 7;
+/// At most this many hex words of a question are looked up.
+const MAX_HEX_WORDS: usize = 64;
 /// Issue numbers have at least this many digits: `#1`…`#99` are list items and headings as
 /// often as issues.
 const MIN_ISSUE_DIGITS: usize = 3;
@@ -38,20 +40,21 @@ const MAX_COPIES: usize = 2;
 
 impl History {
     /// The hashes of the commits of this history that `question` names, at most
-    /// [`NAMED_COMMITS`]: first those whose hash a word of 7 to 40 hex digits begins (holding a
-    /// letter and a digit: `deadbeef` and `1234567` are words and numbers more often than
-    /// hashes; one commit only), then those whose message mentions an issue the question
-    /// mentions ([`issue_numbers`]).
+    /// [`NAMED_COMMITS`]: first those whose hash a word of 7 to 40 hex digits begins (one
+    /// commit only), then those whose message mentions an issue the question mentions
+    /// ([`issue_numbers`]). A word of hex digits that is not a hash — a number, `defaced` — begins
+    /// one of 5,000 commits' hashes with a chance of one in 50,000 at seven digits, and an
+    /// abbreviated hash may be all digits (one in 40 at eight), so any such word is taken.
     pub fn named_commits(&self, question: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
-        for word in question.split(|c: char| !c.is_ascii_alphanumeric()) {
-            if !(MIN_HASH..=40).contains(&word.len())
-                || !word.bytes().all(|b| b.is_ascii_hexdigit())
-                || !word.bytes().any(|b| b.is_ascii_digit())
-                || !word.bytes().any(|b| b.is_ascii_alphabetic())
-            {
-                continue;
-            }
+        let hex_words = question
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| {
+                (MIN_HASH..=40).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            // A pasted dump can hold thousands (addresses, ids); a reporter names a few.
+            .take(MAX_HEX_WORDS);
+        for word in hex_words {
             let word = word.to_ascii_lowercase();
             let mut matching = (0..self.ids.len()).filter(|&c| self.ids[c].starts_with(&word));
             if let (Some(c), None) = (matching.next(), matching.next())
@@ -221,7 +224,8 @@ mod tests {
         let log = format!(
             "{r}6d3d2750aa11\nMake input errors fatal (#1139){u}\n\nsrc/main.c\n\
              {r}6d3d27ffbb22\nOther\n\nFixes #1142, see #1139{u}\n\nsrc/util.c\n\
-             {r}0a1b2c3d4e55\nThird: closes #12 and x#1142{u}\n\nsrc/x.c\n",
+             {r}0a1b2c3d4e55\nThird: closes #12 and x#1142{u}\n\nsrc/x.c\n\
+             {r}2750123488ff\nFourth{u}\n\nsrc/y.c\n",
             r = super::super::RECORD,
             u = super::super::UNIT,
         );
@@ -234,7 +238,9 @@ mod tests {
         // Short, long, linked and upper-case forms; each commit once.
         let q = "Broken since commit 6d3d2750 (see https://x/commit/0A1B2C3D4E55), 6d3d2750 again";
         assert_eq!(h.named_commits(q), vec!["6d3d2750aa11", "0a1b2c3d4e55"]);
-        // Ambiguous (both begin 6d3d27), too short, no digit or no letter, unknown: nothing.
+        // An abbreviated hash of digits only is a hash too.
+        assert_eq!(h.named_commits("since 27501234"), vec!["2750123488ff"]);
+        // Ambiguous (both begin 6d3d27), too short, beginning no commit's hash: nothing.
         for q in ["6d3d27", "6d3d2", "deadbeefcafe", "1234567", "abc1234ff"] {
             assert!(h.named_commits(q).is_empty(), "{q}");
         }
