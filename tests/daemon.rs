@@ -1031,16 +1031,22 @@ fn the_daemon_reads_a_repositorys_history_in_the_background_and_ranks_with_it() 
     assert!(parts.contains("history"), "{parts}");
 }
 
+/// A 95-line Python function whose head holds the words the tests ask with, and `tail` (its
+/// lines before `return`) far below any window its head would get at 500 tokens.
+fn long_importer(tail: &str) -> String {
+    let steps: String = (0..90)
+        .map(|i| format!("    stage_{i} = records[{i}]\n"))
+        .collect();
+    format!(
+        "def import_records(records, strict):\n    \"\"\"Import records; bad input fails.\"\"\"\n    status = 1\n{steps}{tail}    return status\n"
+    )
+}
+
 #[test]
 fn a_question_naming_a_commit_is_shown_what_that_commit_added() {
     let env = DaemonEnv::new("named-commit");
     let repo = TempRepo::new("named-commit-repo");
-    let steps: String = (0..90)
-        .map(|i| format!("    stage_{i} = records[{i}]\n"))
-        .collect();
-    let before = format!(
-        "def import_records(records, strict):\n    \"\"\"Import records; bad input fails.\"\"\"\n    status = 1\n{steps}    if not strict:\n        status = 1\n    return status\n"
-    );
+    let before = long_importer("    if not strict:\n        status = 1\n");
     repo.write("importer.py", &before);
     let dir = repo.path();
     assert!(git(dir, &["init", "-q"]), "git is needed for this test");
@@ -1081,14 +1087,9 @@ fn a_question_naming_a_commit_is_shown_what_that_commit_added() {
 fn a_quoted_line_of_the_code_places_the_window_of_a_long_function() {
     let env = DaemonEnv::new("quoted-line");
     let repo = TempRepo::new("quoted-line-repo");
-    let steps: String = (0..90)
-        .map(|i| format!("    stage_{i} = records[{i}]\n"))
-        .collect();
     repo.write(
         "importer.py",
-        format!(
-            "def import_records(records, strict):\n    \"\"\"Import records; bad input fails.\"\"\"\n    status = 1\n{steps}    leftover = len(records) - stage_count(records)\n    return status\n"
-        ),
+        long_importer("    leftover = len(records) - stage_count(records)\n"),
     );
     let path = repo.path().to_str().unwrap();
     let ask =
