@@ -106,10 +106,7 @@ impl History {
             let (message, files) = record.split_once(UNIT).unwrap_or((record, ""));
             let (id, message) = message.split_once('\n').unwrap_or(("", message));
             for n in named::issue_numbers(message) {
-                let commits = issues.entry(n).or_default();
-                if commits.last() != Some(&(commit_ids.len() as u32)) {
-                    commits.push(commit_ids.len() as u32);
-                }
+                issues.entry(n).or_default().push(commit_ids.len() as u32);
             }
             commit_ids.push(Box::from(id.trim()));
             builder.add(message);

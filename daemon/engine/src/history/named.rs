@@ -42,9 +42,9 @@ impl History {
     /// The hashes of the commits of this history that `question` names, at most
     /// [`NAMED_COMMITS`]: first those whose hash a word of 7 to 40 hex digits begins (one
     /// commit only), then those whose message mentions an issue the question mentions
-    /// ([`issue_numbers`]). A word of hex digits that is not a hash — a number, `defaced` — begins
-    /// one of 5,000 commits' hashes with a chance of one in 50,000 at seven digits, and an
-    /// abbreviated hash may be all digits (one in 40 at eight), so any such word is taken.
+    /// ([`issue_numbers`]). Any hex word is taken, digits only included: an abbreviated hash
+    /// can be all digits, while a word that is no hash (a number, `defaced`) almost never
+    /// begins a commit's hash.
     pub fn named_commits(&self, question: &str) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         let hex_words = question
@@ -124,7 +124,7 @@ pub(super) fn issue_numbers(text: &str) -> Vec<u32> {
 }
 
 /// The lines commit `id` added, per file (paths relative to `root`, `/`-separated), from
-/// `git show`; nothing for a commit that changed more than [`MAX_FILES`] files.
+/// `git show`. Callers read only commits [`History::named_commits`] gives: no sweep.
 pub fn added_lines(root: &Path, id: &str) -> Result<Vec<(String, Vec<String>)>, HistoryError> {
     let diff = git(
         root,
@@ -209,9 +209,6 @@ fn parse_added(diff: &str) -> Vec<(String, Vec<String>)> {
             files[i].1.push(added.to_string());
             kept += 1;
         }
-    }
-    if files.len() > MAX_FILES {
-        return Vec::new();
     }
     files
 }
