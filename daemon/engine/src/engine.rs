@@ -1300,6 +1300,35 @@ mod tests {
     }
 
     #[test]
+    fn a_referenced_struct_shows_its_first_fields_as_written() {
+        // A struct too long to show beside the method that uses it.
+        let fields: String = (0..60)
+            .map(|i| format!("\tfield{i} map[string][]int // the {i}th\n"))
+            .collect();
+        let steps: String = (0..40)
+            .map(|i| format!("\tchain = append(chain, step{i})\n"))
+            .collect();
+        let src = format!(
+            "package rest\n\ntype engine struct {{\n{fields}}}\n\nfunc (ng *engine) bindRoute(chain []int) []int {{\n{steps}\treturn chain\n}}\n"
+        );
+        let dir = temp_repo("ref-struct", &[("rest/engine.go", src.as_str())]);
+        let a = ask(&dir, "bindRoute appends every step to the chain", 1500);
+        let r = a.references.iter().find(|r| r.id.ends_with("engine"));
+        let r = r.unwrap_or_else(|| panic!("engine referenced in\n{}", a.text));
+        assert_eq!(
+            r.signature,
+            "type engine struct {\n\tfield0 map[string][]int // the 0th\n\tfield1 map[string][]int // the 1th\n\tfield2 map[string][]int // the 2th\n…"
+        );
+        assert!(
+            a.text
+                .contains("- rest/engine.go:3 type engine struct {\n  \tfield0 map[string][]int"),
+            "{}",
+            a.text
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_small_answer_keeps_one_signature_and_one_pointer_for_code() {
         // Ten long retry steps in ten files, each calling a helper of its own: more relevant
         // code than 1500 tokens hold, and more referenced definitions and pointers than fit.

@@ -132,8 +132,10 @@ fn push_excerpt(
     shown: &mut Vec<u32>,
 ) {
     let def = g.def(node);
-    let header = written_header(src, starts, def)
-        .unwrap_or_else(|| lines_of(src, starts, def.start_line, def.start_line));
+    let header = match written_header(src, starts, def) {
+        Some(h) if !h.cut => h.lines,
+        _ => lines_of(src, starts, def.start_line, def.start_line),
+    };
     let body = def.start_line + (header.len() as u32).max(1);
     push_numbered(out, shown, def.start_line, &header);
     // The line after the last one shown.
@@ -182,11 +184,22 @@ fn header_len(lines: &[String], signature: &str) -> Option<usize> {
 /// (`@staticmethod`, `#[inline]`, `@Override`).
 const DECORATOR_LINES: u32 = 6;
 
+/// A definition's first lines as its source writes them: decorators, then the lines that make
+/// up its signature (see [`header_len`]).
+struct Header {
+    lines: Vec<String>,
+    /// How many of `lines` are decorators or attributes.
+    decorators: usize,
+    /// Whether `parse` cut the signature (more than [`HEADER_LINES`] lines: a long parameter
+    /// list, a struct whose fields follow its name): `lines` end where it did.
+    cut: bool,
+}
+
 /// The lines that make up `def`'s signature as its source writes them (see [`header_len`]),
 /// when its first few lines do; a definition that starts with decorators or attributes keeps
 /// them, then its signature: an excerpt that showed only `@staticmethod` would not say what it
 /// is an excerpt of.
-fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Vec<String>> {
+fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Header> {
     let mut first = lines_of(
         src,
         starts,
@@ -200,11 +213,17 @@ fn written_header(src: &[u8], starts: &[usize], def: &Definition) -> Option<Vec<
         .take(DECORATOR_LINES as usize)
         .take_while(|l| is_decorator_line(l))
         .count();
-    let end = [0, decorators]
+    let cut = def.signature.strip_suffix('…').map(str::trim_end);
+    let signature = cut.unwrap_or(&def.signature);
+    let (k, n) = [0, decorators]
         .into_iter()
-        .find_map(|k| Some(k + header_len(&first[k..], &def.signature)?))?;
-    first.truncate(end);
-    Some(first)
+        .find_map(|k| Some((k, header_len(&first[k..], signature)?)))?;
+    first.truncate(k + n);
+    Some(Header {
+        lines: first,
+        decorators: k,
+        cut: cut.is_some(),
+    })
 }
 
 /// Whether `line` is a decorator or an attribute: `@name…` (Python, Java, Kotlin, TypeScript),
@@ -214,10 +233,13 @@ fn is_decorator_line(line: &str) -> bool {
     t.starts_with('@') || t.starts_with("#[") || (t.starts_with('[') && t.ends_with(']'))
 }
 
-/// A definition's signature as its source writes it: its first line, trimmed, when that line
-/// alone makes up the signature (see [`header_len`]) and the definition starts it; else the
-/// signature `parse` rebuilt.
-pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> String {
+/// A definition's signature as its source writes it, one string per line: the line that
+/// makes it up (see [`header_len`]; decorators left out) when the definition starts its line;
+/// a type's lines when it spans several (a struct whose fields follow its name: they are what
+/// a reader of the type needs, and real lines to anchor an edit on, where a join of them is no
+/// line of the file), then `…` if `parse` cut it; else the one-line signature `parse` rebuilt
+/// (a function's parameters read as well joined).
+pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> Vec<String> {
     let def = g.def(node);
     let src = &sources[g.nodes[node as usize].file as usize];
     let start = (def.start_byte as usize).min(src.len());
@@ -225,17 +247,45 @@ pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> String {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
-    let line_end = src[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(src.len(), |i| start + i);
     let starts_line = src[line_start..start].iter().all(u8::is_ascii_whitespace);
-    let line = String::from_utf8_lossy(&src[line_start..line_end]);
-    if starts_line && header_len(&[line.to_string()], &def.signature) == Some(1) {
-        line.trim().to_string()
-    } else {
-        def.signature.clone()
+    // The starts of the lines a header may span; earlier lines are never read.
+    let mut starts = vec![0; (def.start_line as usize).saturating_sub(1)];
+    starts.push(line_start);
+    starts.extend(
+        src[line_start..]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .map(|(i, _)| line_start + i + 1)
+            .take((HEADER_LINES + DECORATOR_LINES) as usize),
+    );
+    let header = written_header(src, &starts, def).filter(|_| starts_line);
+    let Some(Header {
+        lines,
+        decorators,
+        cut,
+    }) = header
+    else {
+        return vec![def.signature.clone()];
+    };
+    let lines = &lines[decorators..];
+    // A function's parameters read as well joined; a type's lines are its fields.
+    if lines.len() > 1 && !def.kind.is_type() {
+        return vec![def.signature.clone()];
     }
+    let indent = &lines[0][..lines[0].len() - lines[0].trim_start().len()];
+    let mut out: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => l.trim().to_string(),
+            _ => l.strip_prefix(indent).unwrap_or(l).trim_end().to_string(),
+        })
+        .collect();
+    if cut {
+        out.push("…".to_string());
+    }
+    out
 }
 
 /// A container's or file's outline: its own lines verbatim (blank ones dropped, comment runs
@@ -254,21 +304,29 @@ fn outline_lines(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<(Opt
             let md = g.def(m);
             if md.start_line <= line {
                 match written_header(src, starts, md) {
-                    // The member's own first lines, as in the file.
-                    Some(header) => {
-                        out.extend(header.into_iter().enumerate().filter_map(|(i, text)| {
-                            (!text.trim().is_empty()).then(|| OutlineLine {
-                                line: md.start_line + i as u32,
-                                text,
-                                verbatim: false,
-                            })
-                        }))
-                    }
-                    None => {
+                    // The member's own first lines, as in the file; one cut is rebuilt on one
+                    // line, as an outline gives each member.
+                    Some(header) if !header.cut => out.extend(
+                        header
+                            .lines
+                            .into_iter()
+                            .enumerate()
+                            .filter_map(|(i, text)| {
+                                (!text.trim().is_empty()).then(|| OutlineLine {
+                                    line: md.start_line + i as u32,
+                                    text,
+                                    verbatim: false,
+                                })
+                            }),
+                    ),
+                    _ => {
                         rebuilt.push(md.start_line);
                         out.push(OutlineLine {
                             line: md.start_line,
-                            text: format!("{} …", md.signature),
+                            text: match md.signature.ends_with('…') {
+                                true => md.signature.clone(),
+                                false => format!("{} …", md.signature),
+                            },
                             verbatim: false,
                         })
                     }
@@ -335,21 +393,47 @@ mod tests {
         ] {
             assert!(lines.contains(&want), "{want:?} in\n{text}");
         }
-        // A header longer than a signature keeps: the signature, marked as cut.
+        // A header longer than a signature keeps: the signature, marked as cut once.
         assert!(
             lines
                 .iter()
-                .any(|l| l.starts_with("13\t") && l.ends_with(" …")),
+                .any(|l| l.starts_with("13\t") && l.ends_with(" …") && !l.ends_with("… …")),
             "{text}"
         );
         assert!(!text.contains("return null"), "{text}");
         // A referenced definition's signature: its line as written when that line holds it all.
         assert_eq!(
             written_signature(&g, &sources, named(&g, "read")),
-            "@Override public T read(Reader in) throws IOException {"
+            ["@Override public T read(Reader in) throws IOException {"]
         );
-        let of = named(&g, "of");
-        assert_eq!(written_signature(&g, &sources, of), g.def(of).signature);
+        // A function's signature over several lines: rebuilt on one.
+        for f in ["of", "go"] {
+            let f = named(&g, f);
+            assert_eq!(
+                written_signature(&g, &sources, f),
+                [g.def(f).signature.clone()]
+            );
+        }
+    }
+
+    #[test]
+    fn a_struct_whose_fields_make_its_signature_is_referenced_by_its_first_lines() {
+        let src = "package rest\n\ntype engine struct {\n\tconf   Conf\n\troutes []route\n\tunsigned func()\n\tshedder int\n}\n\ntype small struct{ a int }\n";
+        let (g, sources, _) = fixture("rest/engine.go", src);
+        assert_eq!(
+            written_signature(&g, &sources, named(&g, "engine")),
+            [
+                "type engine struct {",
+                "\tconf   Conf",
+                "\troutes []route",
+                "\tunsigned func()",
+                "…"
+            ]
+        );
+        assert_eq!(
+            written_signature(&g, &sources, named(&g, "small")),
+            ["type small struct{ a int }"]
+        );
     }
 
     #[test]

@@ -75,8 +75,8 @@ pub struct RefSig {
     pub id: String,
     pub path: String,
     pub line: u32,
-    /// The definition's first source line when it holds the whole signature (see
-    /// [`crate::pack::block::written_signature`]), else the signature as parsing rebuilt it.
+    /// The definition's signature as its source writes it, its lines joined by `\n` (see
+    /// [`crate::pack::block::written_signature`]), else as parsing rebuilt it on one line.
     pub signature: String,
 }
 
@@ -216,7 +216,7 @@ pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) ->
                 id: node_id(g, t),
                 path: g.file_of(t).path.clone(),
                 line: def.start_line,
-                signature: crate::pack::block::written_signature(g, sources, t),
+                signature: crate::pack::block::written_signature(g, sources, t).join("\n"),
             });
         }
     }
@@ -364,7 +364,12 @@ fn compose(
     if !refs.is_empty() {
         s.push_str("\n## Referenced definitions\n");
         for r in refs {
-            s.push_str(&format!("- {}:{} {}\n", r.path, r.line, r.signature));
+            let mut lines = r.signature.lines();
+            let first = lines.next().unwrap_or_default();
+            s.push_str(&format!("- {}:{} {}\n", r.path, r.line, first));
+            for l in lines {
+                s.push_str(&format!("  {l}\n"));
+            }
         }
     }
     if !declared.is_empty() {
