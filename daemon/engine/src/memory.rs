@@ -41,6 +41,8 @@ pub fn parsed_file(f: &ParsedFile) -> usize {
     let imports: usize = f
         .imports
         .iter()
+        .chain(&f.project_imports)
+        .chain(&f.inherited_imports)
         .map(|i| {
             string_bytes(&i.module)
                 + vec_bytes(&i.names)
@@ -59,6 +61,8 @@ pub fn parsed_file(f: &ParsedFile) -> usize {
         + defs
         + f.references.heap_bytes()
         + vec_bytes(&f.imports)
+        + vec_bytes(&f.project_imports)
+        + vec_bytes(&f.inherited_imports)
         + imports
         + vec_bytes(&f.diagnostics)
         + diagnostics

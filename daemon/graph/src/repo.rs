@@ -376,6 +376,10 @@ pub fn build_with_sources(
         by_path.insert(p.path.clone(), (source, st));
         all.push(p);
     }
+    let all = fittok_parse::msbuild::inherit_usings(
+        &read_project_files(root, &listing.project_files),
+        all,
+    );
     let graph = match opts.linked {
         Some(prev) => crate::link::relink(prev, all),
         None => link(all),
@@ -407,6 +411,28 @@ pub fn build_with_sources(
         deferred_tests,
     };
     Ok((repo, sources))
+}
+
+/// The path and text of each MSBuild project file the walk found (their usings are the C#
+/// files' imports too, [`fittok_parse::msbuild`]); one unreadable, or larger than a project
+/// file could sensibly be, is left out.
+fn read_project_files(root: &Path, paths: &[String]) -> Vec<(String, String)> {
+    const MAX_BYTES: u64 = 1 << 20;
+    paths
+        .iter()
+        .filter_map(|p| {
+            let full = root.join(p);
+            let size = std::fs::metadata(&full).ok()?.len();
+            if size > MAX_BYTES {
+                tracing::debug!(path = %p, size, "project file too large to read its usings");
+                return None;
+            }
+            let bytes = std::fs::read(&full)
+                .map_err(|e| tracing::debug!(path = %p, error = %e, "project file unreadable"))
+                .ok()?;
+            Some((p.clone(), String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
 }
 
 /// A file of the previous build reused as it was: its parse, bytes and stamp.

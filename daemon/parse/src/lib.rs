@@ -10,6 +10,7 @@
 //! [`PARSER_ID`] names this build's parses for caches.
 
 pub mod model;
+pub mod msbuild;
 pub mod parse;
 pub mod walk;
 

@@ -370,6 +370,15 @@ pub struct ParsedFile {
     /// The modules a package manifest declares (Swift `Package.swift`): (module name, its
     /// directory relative to the repository root).
     pub targets: Vec<(String, String)>,
+    /// Imports this file makes for every file of its project: C# `global using …`.
+    #[serde(default)]
+    pub project_imports: Vec<Import>,
+    /// Imports this file has from its project rather than from its own lines: C# `global
+    /// using`s of the project's files and its project files' `<Using Include="…"/>` items.
+    /// Set when the repository is built (`fittok_graph::repo`), never by parsing: they depend
+    /// on other files.
+    #[serde(default)]
+    pub inherited_imports: Vec<Import>,
 }
 
 /// Whether a path names a test file or lives in a test tree, by the conventions of each language.

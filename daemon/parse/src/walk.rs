@@ -166,6 +166,17 @@ pub struct Listing {
     pub files: Vec<Listed>,
     pub skipped: Vec<(String, Option<Lang>, SkipReason)>,
     pub errors: Vec<String>,
+    /// MSBuild project files (`*.csproj`, `Directory.Build.props`, `Directory.Build.targets`),
+    /// relative and sorted: not code, but their `<Using>` items are imports of the C# files
+    /// under them ([`crate::msbuild`]).
+    pub project_files: Vec<String>,
+}
+
+/// Whether a file of no language is an MSBuild project file whose usings C# files inherit.
+fn is_project_file(name: &str) -> bool {
+    name.ends_with(".csproj")
+        || name == "Directory.Build.props"
+        || name == "Directory.Build.targets"
 }
 
 /// Lists `root`, honouring .gitignore, .ignore and .fittokignore; reads no file contents but
@@ -211,6 +222,7 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
                     Found::File(f) => listing.files.push(f),
                     Found::Skipped(path, lang, why) => listing.skipped.push((path, lang, why)),
                     Found::Error(e) => listing.errors.push(e),
+                    Found::Project(path) => listing.project_files.push(path),
                 }
             }
             ignore::WalkState::Continue
@@ -220,6 +232,7 @@ pub fn list(root: &Path, opts: &WalkOptions) -> Result<Listing, WalkError> {
     listing.skipped.sort();
     listing.errors.sort();
     listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    listing.project_files.sort();
     drop_emitted_declarations(&mut listing);
     vendored::drop_vendored_packages(root, &mut listing);
     Ok(listing)
@@ -230,6 +243,7 @@ enum Found {
     File(Listed),
     Skipped(String, Option<Lang>, SkipReason),
     Error(String),
+    Project(String),
 }
 
 /// One entry of the walk: a file to read, one skipped and why, or nothing (a directory, a
@@ -250,6 +264,9 @@ fn classify(root: &Path, entry: &ignore::DirEntry, opts: &WalkOptions) -> Option
             .flatten()
     });
     let Some(lang) = by_name else {
+        if file_type.is_file() && is_project_file(rel.rsplit('/').next().unwrap_or(&rel)) {
+            return Some(Found::Project(rel));
+        }
         // A link to a directory is not followed either; say so (`inspect` lists it).
         return file_type.is_symlink().then_some(Found::Skipped(
             rel,

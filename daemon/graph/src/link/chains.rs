@@ -88,13 +88,28 @@ fn after_parameters(signature: &str) -> Option<&str> {
     type_name(rest)
 }
 
-/// The type a Kotlin extension function extends: `fun Moshi.adapter(): …` and
-/// `fun <T> Moshi.Builder.addLast(…)` give `Moshi` and `Builder`; `None` for a function
-/// that extends nothing, and in other languages.
+/// The type an extension extends: Kotlin `fun Moshi.adapter(): …` and `fun <T>
+/// Moshi.Builder.addLast(…)` give `Moshi` and `Builder`, a C# `static T Raise<T>(this
+/// AsyncPolicy policy, …)` gives `AsyncPolicy`; `None` for a function that extends nothing,
+/// and in other languages.
 pub fn extension_receiver(lang: Lang, signature: &str) -> Option<&str> {
-    if lang != Lang::Kotlin {
-        return None;
+    match lang {
+        Lang::Kotlin => kotlin_extension_receiver(signature),
+        Lang::CSharp => csharp_extension_receiver(signature),
+        _ => None,
     }
+}
+
+/// C#: the type of a method's first parameter when it is declared `this`.
+fn csharp_extension_receiver(signature: &str) -> Option<&str> {
+    let open = signature.find('(')?;
+    let first = signature[open + 1..].trim_start().strip_prefix("this ")?;
+    // `this IList<T> list`, `this Outcome<TResult>? outcome`, `this A.B c`: the name before
+    // any type arguments.
+    type_name(first.split('<').next().unwrap_or(first))
+}
+
+fn kotlin_extension_receiver(signature: &str) -> Option<&str> {
     let mut rest = &signature[signature.find("fun ")? + 4..];
     rest = rest.trim_start();
     // Type parameters: `fun <T : A<B>> …`.
@@ -379,6 +394,22 @@ mod tests {
             super::extension_receiver(Lang::Java, "fun Moshi.adapter()"),
             None
         );
+        let cs = |s| super::extension_receiver(Lang::CSharp, s);
+        assert_eq!(
+            cs("public static Task RaiseAsync<TException>(this AsyncPolicy policy, int n)"),
+            Some("AsyncPolicy")
+        );
+        assert_eq!(
+            cs("internal static bool IsOk<T>(this Outcome<T>? outcome)"),
+            Some("Outcome")
+        );
+        assert_eq!(
+            cs("public static int Count(this Polly.Wrap.IPolicyWrap w)"),
+            Some("IPolicyWrap")
+        );
+        // A built-in type is no repository type; a method without `this` extends nothing.
+        assert_eq!(cs("public static bool Empty(this string s)"), None);
+        assert_eq!(cs("public void Add(Policy thisPolicy)"), None);
         let ts = |s| return_type(Lang::TypeScript, s);
         assert_eq!(
             ts("min(minLength: number, message?: errorUtil.ErrMessage): ZodString"),

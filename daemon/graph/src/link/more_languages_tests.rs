@@ -567,3 +567,41 @@ fn assert_calls(g: &crate::link::Graph, from: &str, to: &str, not: &str) {
         "{from} ↛ {not}: {calls:?}"
     );
 }
+
+#[test]
+fn a_csharp_extension_method_of_a_repository_type_is_a_member_of_it() {
+    let g = graph(&[
+        (
+            "src/Policy.cs",
+            "namespace P {\n    public class Policy { public void Execute() {} }\n    public class CircuitBreakerPolicy : Policy { }\n    public class Other { }\n}\n",
+        ),
+        (
+            "test/Helpers.cs",
+            "namespace P.Tests {\n    public static class PolicyExtensions {\n        public static void Raise(this Policy policy, int times) { }\n        public static int Count(this System.Collections.Generic.IList<int> list) { return 0; }\n    }\n    public static class OtherExtensions {\n        public static void Raise(this Other other) { }\n    }\n}\n",
+        ),
+        (
+            "test/BreakerSpecs.cs",
+            "using P;\nusing P.Tests;\nnamespace P.Specs {\n    public class BreakerSpecs {\n        public void Breaks(System.Collections.Generic.List<int> list) {\n            CircuitBreakerPolicy breaker = new CircuitBreakerPolicy();\n            breaker.Raise(2);\n            breaker.Execute();\n            list.Count();\n        }\n    }\n}\n",
+        ),
+    ]);
+    // Through the receiver's base type, not the same-named extension of another type.
+    assert_calls(
+        &g,
+        "test/BreakerSpecs.cs#BreakerSpecs.Breaks",
+        "test/Helpers.cs#PolicyExtensions.Raise",
+        "test/Helpers.cs#OtherExtensions.Raise",
+    );
+    // The type's own members first.
+    assert!(has(
+        &g,
+        EdgeKind::Calls,
+        "test/BreakerSpecs.cs#BreakerSpecs.Breaks",
+        "src/Policy.cs#Policy.Execute"
+    ));
+    // An extension of a library's type is no member of anything the repository defines.
+    let g2 = graph(&[(
+        "src/Ext.cs",
+        "namespace P { public static class E { public static int Count(this System.Collections.Generic.IList<int> l) { return 0; } } }\n",
+    )]);
+    assert!(super::resolve::csharp_extensions(&g2).is_empty());
+}

@@ -54,6 +54,27 @@ fn push_under(table: &mut Table<String, Vec<u32>>, key: &str, node: u32) {
     }
 }
 
+/// C# extension methods of the repository's own types, with the type each extends: a
+/// `policy.Raise()` on a `Policy` calls `Raise(this Policy p)` as if it were a member (after
+/// the type's own members and its bases'). One on a type the repository does not define (a
+/// BCL `IList<T>`, which every collection implements) stays a member of its static class
+/// only: without the library's type hierarchy a member lookup could not tell which receivers
+/// it fits.
+pub(super) fn csharp_extensions(g: &Graph) -> Vec<(&str, u32)> {
+    let is_csharp = |n: u32| g.file_of(n).lang == Lang::CSharp;
+    let types: HashSet<&str> = (0..g.nodes.len() as u32)
+        .filter(|&n| is_csharp(n) && g.def(n).kind.is_type())
+        .map(|n| g.def(n).name.as_str())
+        .collect();
+    (0..g.nodes.len() as u32)
+        .filter(|&n| is_csharp(n) && g.def(n).kind == DefKind::Method)
+        .filter_map(|n| {
+            let ty = super::chains::extension_receiver(Lang::CSharp, &g.def(n).signature)?;
+            types.contains(ty).then_some((ty, n))
+        })
+        .collect()
+}
+
 impl Symbols {
     pub fn build(g: &Graph) -> Self {
         let named = |node: u32| !matches!(g.def(node).kind, DefKind::Section | DefKind::Region);
@@ -76,6 +97,9 @@ impl Symbols {
                     push_under(&mut members, &key, node);
                     push_under(&mut member_names, name, node);
                 }
+            }
+            for (ty, node) in csharp_extensions(g) {
+                push_under(&mut members, &member_key(ty, &g.def(node).name), node);
             }
             (members, member_names)
         };
@@ -184,7 +208,12 @@ impl<'a> FileScope<'a> {
             },
             import_files: Vec::new(),
         };
-        for imp in f.imports.iter().filter(|i| !i.is_own()) {
+        // The file's own imports, then those it has from its project (C# `global using`s and
+        // project files' usings): these bind names alike, but are no import edges of the
+        // file, which would tie every file of a project to every namespace it uses.
+        let own = f.imports.iter().filter(|i| !i.is_own()).map(|i| (i, true));
+        let inherited = f.inherited_imports.iter().map(|i| (i, false));
+        for (imp, written) in own.chain(inherited) {
             let files = modules.resolve(f, &imp.module);
             let mut all_files = files.clone();
             if let Some(alias) = &imp.module_alias {
@@ -235,9 +264,11 @@ impl<'a> FileScope<'a> {
                     .collect();
                 all_files = def_files;
             }
-            all_files.sort_unstable();
-            all_files.dedup();
-            scope.import_files.push(all_files);
+            if written {
+                all_files.sort_unstable();
+                all_files.dedup();
+                scope.import_files.push(all_files);
+            }
         }
         scope
     }

@@ -430,7 +430,8 @@ fn receiver_text(cx: &Cx, node: Node) -> String {
 }
 
 /// `using A.B;` (the namespace's types, like a wildcard), `using X = A.B.C;` (an alias),
-/// `using static A.B.C;` (the type's members), `global using …` alike.
+/// `using static A.B.C;` (the type's members); `global using …` alike, for every file of the
+/// project ([`crate::model::ParsedFile::project_imports`]).
 fn using(cx: &mut Cx, node: Node) {
     let alias = cx.field_text(node, "name");
     let alias_id = node.field("name").map(|n| n.id());
@@ -444,7 +445,19 @@ fn using(cx: &mut Cx, node: Node) {
         return;
     };
     let line = node.start_position().row as u32 + 1;
-    let import = match alias {
+    let import = using_import(target, alias, line);
+    let mut cursor = node.walk();
+    if node.children(&mut cursor).any(|c| c.kind() == "global") {
+        cx.file.project_imports.push(import);
+    } else {
+        cx.import(import);
+    }
+}
+
+/// The import a C# using of `target` makes, under `alias` when it has one (`using X = A.B.C;`
+/// binds `X` to `A.B.C`); else the namespace's (or static class's) names.
+pub fn using_import(target: String, alias: Option<String>, line: u32) -> Import {
+    match alias {
         Some(alias) => {
             let name = target.rsplit('.').next().unwrap_or(&target).to_string();
             Import {
@@ -456,8 +469,7 @@ fn using(cx: &mut Cx, node: Node) {
             }
         }
         None => Import::everything(target, line),
-    };
-    cx.import(import);
+    }
 }
 
 /// The summary of an XML doc comment (`/// <summary>Adds.</summary>`), tags removed; else the

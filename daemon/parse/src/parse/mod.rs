@@ -11,6 +11,7 @@ mod builtins;
 mod c_lang;
 mod cpp;
 mod csharp;
+pub use csharp::using_import as csharp_using_import;
 mod fields;
 mod go;
 mod java;
@@ -144,6 +145,8 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         lossy,
         is_test_file: is_test_path(path),
         targets: Vec::new(),
+        project_imports: Vec::new(),
+        inherited_imports: Vec::new(),
     };
     if lossy {
         file.diagnostics.push(Diagnostic {
