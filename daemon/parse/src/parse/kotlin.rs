@@ -52,6 +52,46 @@ pub(super) fn join_wrapped_constructors(bytes: &[u8]) -> Option<Vec<u8>> {
     out
 }
 
+/// The copy of a Kotlin file the grammar reads, when it needs one ([`join_wrapped_constructors`],
+/// [`guards_as_conditions`]): same length, same line breaks but the moved ones, so offsets and
+/// later lines' numbers hold.
+pub(super) fn readable_copy(bytes: &[u8]) -> Option<Vec<u8>> {
+    let joined = join_wrapped_constructors(bytes);
+    let source = joined.as_deref().unwrap_or(bytes);
+    guards_as_conditions(source).or(joined)
+}
+
+/// A `when` branch with a guard (`is Literal<*> if e.isJson -> …`, Kotlin 2.1) is beyond
+/// tree-sitter-kotlin-ng 1.1.0 (the newest), and the error swallows the whole file. The guard
+/// is read as a second condition of the branch instead (`is Literal<*> ,  e.isJson`): the same
+/// names and calls at the same offsets. `None` when no line needs it.
+fn guards_as_conditions(bytes: &[u8]) -> Option<Vec<u8>> {
+    if !bytes.windows(4).any(|w| w == b" if ") {
+        return None;
+    }
+    let mut out: Option<Vec<u8>> = None;
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| start + i);
+        let line = &bytes[start..end];
+        let code = line.trim_ascii_start();
+        if code.starts_with(b"is ") || code.starts_with(b"!is ") {
+            let guard = line.windows(4).position(|w| w == b" if ");
+            let arrow = line.windows(2).position(|w| w == b"->");
+            if let Some(at) = guard.filter(|&g| arrow.is_none_or(|a| g < a)) {
+                let copy = out.get_or_insert_with(|| bytes.to_vec());
+                copy[start + at + 1] = b',';
+                copy[start + at + 2] = b' ';
+            }
+        }
+        start = end + 1;
+    }
+    out
+}
+
 /// Whether `line` ends with `class Name` or `class Name<T, …>` (a header with nothing after
 /// the name).
 fn ends_in_class_name(line: &[u8]) -> bool {
@@ -400,6 +440,36 @@ mod tests {
         assert_eq!(find("Reader.Options.strings").2, 10);
         assert_eq!(find("Reader.close").2, 13);
         assert_eq!(find("Reader.peek").2, 4);
+    }
+
+    #[test]
+    fn a_when_guard_is_read_as_a_second_condition() {
+        let src = "fun f(e: Any) = when (e) {\n    is Lit<*> if e.json -> 1\n    !is Op if (\n        e.x\n    ) -> 2\n    is A -> if (c) 3 else 4\n    else -> 5\n}\n";
+        let copy =
+            super::guards_as_conditions(src.as_bytes()).map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(
+            copy.as_deref(),
+            Some(
+                "fun f(e: Any) = when (e) {\n    is Lit<*> ,  e.json -> 1\n    !is Op ,  (\n        e.x\n    ) -> 2\n    is A -> if (c) 3 else 4\n    else -> 5\n}\n"
+            )
+        );
+        // The rest of the file parses: the function after the `when` is found.
+        let parsed = crate::parse::parse_file(
+            "Guards.kt",
+            crate::model::Lang::Kotlin,
+            format!("class Dialect {{\n    {src}    fun after() = 1\n}}\n").as_bytes(),
+        );
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert!(
+            parsed
+                .definitions
+                .iter()
+                .any(|d| d.qualified_name == "Dialect.after")
+        );
+        assert_eq!(
+            super::guards_as_conditions(b"val x = if (a) 1 else 2\n"),
+            None
+        );
     }
 
     #[test]

@@ -170,11 +170,11 @@ pub fn parse_file_with(path: &str, lang: Lang, bytes: &[u8], region_nodes: bool)
         return file;
     }
     // C and C++ export macros are blanked in the copy the grammar reads, and Kotlin's wrapped
-    // constructors joined to their class; names, signatures and lines come from the file as it
-    // is (offsets are the same).
+    // constructors joined to their class and `when` guards made conditions; names, signatures
+    // and lines come from the file as it is (offsets are the same).
     let blanked = match lang {
         Lang::C | Lang::Cpp => c_lang::blank_export_macros(bytes),
-        Lang::Kotlin => kotlin::join_wrapped_constructors(bytes),
+        Lang::Kotlin => kotlin::readable_copy(bytes),
         _ => None,
     };
     let Some(tree) = parser.parse(blanked.as_deref().unwrap_or(bytes), None) else {
