@@ -402,19 +402,30 @@ pub(super) fn blank_export_macros(bytes: &[u8]) -> Option<Vec<u8>> {
             continue;
         }
         // `FMT_CONSTEXPR auto f()`, `SPDLOG_INLINE void logger::info()`: a macro (capitals
-        // with an underscore) before a specifier keyword is a specifier itself.
+        // with an underscore) before a specifier keyword is a specifier itself. So is one
+        // before a type that a declarator follows (`CLI11_INLINE App::App(…)`, `CLI11_NODISCARD
+        // App *get(…)`, `API_A API_B Type name`): two names in a row begin a declaration, and
+        // one in capitals first is the macro. A type in capitals declaring a variable
+        // (`LARGE_INTEGER start;`, `MY_TYPE value = …`) is followed by no second name.
         if at_word && bytes[i].is_ascii_uppercase() {
             let end = ident_end(i);
             let name = &bytes[i..end];
             let next = skip_space(end);
-            let next_word = &bytes[next..ident_end(next)];
+            let next_end = ident_end(next);
+            let next_word = &bytes[next..next_end];
+            let after = skip_space(next_end);
+            let declarator_follows = !next_word.is_empty()
+                && !next_word[0].is_ascii_digit()
+                && (bytes[after..].starts_with(b"::")
+                    || matches!(bytes.get(after), Some(b'*' | b'&'))
+                    || (after > next_end && bytes.get(after).is_some_and(|&b| word(b))));
             if name.len() >= 3
                 && name.contains(&b'_')
                 && name
                     .iter()
                     .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
                 && next > end
-                && SPECIFIERS.contains(&next_word)
+                && (SPECIFIERS.contains(&next_word) || declarator_follows)
             {
                 let copy = out.get_or_insert_with(|| bytes.to_vec());
                 copy[i..end].fill(b' ');

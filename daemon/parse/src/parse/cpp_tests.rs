@@ -189,3 +189,37 @@ fn a_specifier_macro_before_a_declaration_is_no_type() {
     // A type in capitals followed by a name is a type.
     assert!(has_ref(&f, RefKind::Type, None, "MY_TYPE"));
 }
+
+#[test]
+fn a_macro_before_a_type_and_its_declarator_is_no_type() {
+    let src = "namespace CLI {
+class App {
+  public:
+    CLI11_NODISCARD App *get_subcommand(int index) const;
+    CLI11_NODISCARD CLI11_INLINE char **ensure_utf8(char **argv);
+};
+CLI11_INLINE App::App(std::string name) : name_(name) { init(); }
+CLI11_INLINE App *App::callback(int x) { return this; }
+void use() { LARGE_INTEGER start; MY_TYPE value = make(); }
+}
+";
+    let f = parse_file("include/CLI/App.hpp", Lang::Cpp, src.as_bytes());
+    let names: Vec<(DefKind, String)> = outline(&f).into_iter().map(|o| (o.0, o.1)).collect();
+    for expected in [
+        (DefKind::Class, "CLI::App"),
+        (DefKind::Constructor, "CLI::App::App"),
+        (DefKind::Method, "CLI::App::callback"),
+    ] {
+        assert!(
+            names.contains(&(expected.0, expected.1.to_string())),
+            "{expected:?} missing from {names:?}"
+        );
+    }
+    for macro_name in ["CLI11_INLINE", "CLI11_NODISCARD"] {
+        assert!(!has_ref(&f, RefKind::Type, None, macro_name), "{macro_name}");
+    }
+    assert!(has_ref(&f, RefKind::Call, None, "init"));
+    // Types in capitals declaring variables stay types.
+    assert!(has_ref(&f, RefKind::Type, None, "LARGE_INTEGER"));
+    assert!(has_ref(&f, RefKind::Type, None, "MY_TYPE"));
+}
