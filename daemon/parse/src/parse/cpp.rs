@@ -43,6 +43,7 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         }
         // `using namespace std;`, `using std::string;`: C++'s lookup is by name already.
         "using_declaration" => {}
+        "qualified_identifier" if in_std(cx, node) => std_arguments(cx, node),
         "template_declaration" => template(cx, node),
         _ => c_lang::visit_shared(cx, node, visit),
     }
@@ -311,8 +312,32 @@ fn construct(cx: &mut Cx, ty: Node) {
     }
 }
 
+/// Whether a qualified name is the standard library's (`std::string`, `std::vector<T>`,
+/// `std::chrono::seconds`): never the repository's, so not a reference to resolve, as a
+/// language's built-in names are not.
+fn in_std(cx: &Cx, node: Node) -> bool {
+    node.field("scope")
+        .is_some_and(|s| s.kind() == "namespace_identifier" && cx.text(s) == "std")
+}
+
+/// The template arguments inside a standard library name, which may be the repository's own
+/// types (`std::vector<Option>`, `std::make_shared<ConfigINI>`).
+fn std_arguments(cx: &mut Cx, node: Node) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "template_argument_list" => visit(cx, n),
+            "qualified_identifier" | "template_type" | "template_function" => {
+                let mut cursor = n.walk();
+                stack.extend(n.named_children(&mut cursor));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// C's calls, and `ns::f()`, `Parser::make()` (the innermost scope is the receiver) and
-/// `f<T>()`.
+/// `f<T>()`; a call of the standard library (`std::move(x)`) only for its arguments.
 fn call(cx: &mut Cx, node: Node) {
     let Some(f) = node
         .field("function")
@@ -320,6 +345,13 @@ fn call(cx: &mut Cx, node: Node) {
     else {
         return c_lang::call(cx, node, visit);
     };
+    if f.kind() == "qualified_identifier" && in_std(cx, f) {
+        std_arguments(cx, f);
+        if let Some(args) = node.field("arguments") {
+            cx.children(args, visit);
+        }
+        return;
+    }
     let name = last_segment(cx, f);
     if f.kind() == "qualified_identifier" {
         // The innermost scope: `detail` in `json::detail::parse_as`.

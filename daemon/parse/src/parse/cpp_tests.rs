@@ -216,10 +216,37 @@ void use() { LARGE_INTEGER start; MY_TYPE value = make(); }
         );
     }
     for macro_name in ["CLI11_INLINE", "CLI11_NODISCARD"] {
-        assert!(!has_ref(&f, RefKind::Type, None, macro_name), "{macro_name}");
+        assert!(
+            !has_ref(&f, RefKind::Type, None, macro_name),
+            "{macro_name}"
+        );
     }
     assert!(has_ref(&f, RefKind::Call, None, "init"));
     // Types in capitals declaring variables stay types.
     assert!(has_ref(&f, RefKind::Type, None, "LARGE_INTEGER"));
     assert!(has_ref(&f, RefKind::Type, None, "MY_TYPE"));
+}
+
+#[test]
+fn the_standard_librarys_names_are_no_references_but_their_arguments_are() {
+    let src = "#include <vector>\nstruct Option {};\nstd::vector<Option> all;\nstd::string name;\nvoid f(std::map<std::string, Option> &m) {\n    auto p = std::make_shared<Option>();\n    std::sort(all.begin(), all.end(), cmp(name));\n    mine::vector<int> v;\n}\n";
+    let f = parse_file("src/opts.cpp", Lang::Cpp, src.as_bytes());
+    for std_name in ["string", "map", "make_shared", "sort"] {
+        assert!(
+            !f.references.iter().any(|r| r.name == std_name),
+            "{std_name} in {:?}",
+            f.references
+                .iter()
+                .map(|r| (r.kind, r.name))
+                .collect::<Vec<_>>()
+        );
+    }
+    let uses_option = f.references.iter().filter(|r| r.name == "Option").count();
+    assert_eq!(uses_option, 3, "in vector<…>, map<…> and make_shared<…>");
+    assert!(has_ref(&f, RefKind::Call, None, "cmp"));
+    // Another namespace's `vector` is a reference as before; the standard one is not.
+    assert_eq!(
+        f.references.iter().filter(|r| r.name == "vector").count(),
+        1
+    );
 }
