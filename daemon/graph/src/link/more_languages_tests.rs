@@ -605,3 +605,28 @@ fn a_csharp_extension_method_of_a_repository_type_is_a_member_of_it() {
     )]);
     assert!(super::resolve::csharp_extensions(&g2).is_empty());
 }
+
+#[test]
+fn a_cpp_fixture_tests_calls_are_its_fixtures_and_the_test_is_called_by_none() {
+    let g = graph(&[
+        (
+            "db/db_test.cc",
+            "namespace leveldb {\nclass DBTest {\n public:\n  int Get(int k) { return k; }\n};\nTEST_F(DBTest, Get) {\n  Get(1);\n}\n}\n",
+        ),
+        (
+            "tests/app_test.cpp",
+            "struct TApp {\n  void run() {}\n};\n\nTEST_CASE_METHOD(TApp, \"run\", \"[app]\") {\n    run();\n}\n",
+        ),
+    ]);
+    // The test bodies' calls, by the lines of what they reach: the fixture's member, not the
+    // test itself, though it bears the member's name.
+    let calls: Vec<(u32, u32)> = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls)
+        .map(|e| (g.def(e.from).start_line, g.def(e.to).start_line))
+        .collect();
+    assert!(calls.contains(&(6, 4)), "{calls:?}");
+    assert!(calls.contains(&(5, 2)), "{calls:?}");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+}

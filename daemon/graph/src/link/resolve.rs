@@ -77,7 +77,12 @@ pub(super) fn csharp_extensions(g: &Graph) -> Vec<(&str, u32)> {
 
 impl Symbols {
     pub fn build(g: &Graph) -> Self {
-        let named = |node: u32| !matches!(g.def(node).kind, DefKind::Section | DefKind::Region);
+        // Sections and regions are no names; a C++ fixture test's body is called by none.
+        let named = |node: u32| {
+            let def = g.def(node);
+            !matches!(def.kind, DefKind::Section | DefKind::Region)
+                && !crate::parse::is_fixture_test(def)
+        };
         let by_name = || {
             let mut by_name = Table::default();
             for node in (0..g.nodes.len() as u32).filter(|&n| named(n)) {
@@ -426,7 +431,9 @@ impl<'a> FileScope<'a> {
             .iter()
             .enumerate()
             .filter(|(_, d)| {
-                d.name == name && !matches!(d.kind, DefKind::Section | DefKind::Region)
+                d.name == name
+                    && !matches!(d.kind, DefKind::Section | DefKind::Region)
+                    && !crate::parse::is_fixture_test(d)
             })
             .filter(|(_, d)| match d.parent {
                 // Methods defined outside their type (Go receivers, C++ `T::m`) are members.

@@ -44,6 +44,10 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
         // `using namespace std;`, `using std::string;`: C++'s lookup is by name already.
         "using_declaration" => {}
         "qualified_identifier" if in_std(cx, node) => std_arguments(cx, node),
+        "compound_statement" => match fixture_test_case(cx, node) {
+            Some((fixture, name, start)) => fixture_method(cx, node, start, &fixture, name),
+            None => c_lang::visit_shared(cx, node, visit),
+        },
         "template_declaration" => template(cx, node),
         _ => c_lang::visit_shared(cx, node, visit),
     }
@@ -203,7 +207,107 @@ fn function_name(cx: &Cx, node: Node) -> Option<(Vec<String>, String)> {
     }
 }
 
+/// Test macros whose body is a method of a fixture class, named by their first argument: the
+/// body's bare calls and fields are the fixture's (gtest `TEST_F(DBTest, Empty) {…}`, Catch2
+/// `TEST_CASE_METHOD(TApp, "name") {…}`).
+const FIXTURE_TESTS: [&str; 5] = [
+    "TEST_F",
+    "TEST_P",
+    "TYPED_TEST",
+    "TYPED_TEST_P",
+    "TEST_CASE_METHOD",
+];
+
+/// Whether `def` is a fixture test's body ([`FIXTURE_TESTS`]): a method of its fixture that
+/// nothing calls by name, so its name (the test's, `Empty`, `"NonEmptyFile"`) is not one a call
+/// may find — a test named like the helper it tests would take its calls.
+pub fn is_fixture_test(def: &crate::model::Definition) -> bool {
+    def.kind == DefKind::Method
+        && FIXTURE_TESTS.iter().any(|m| {
+            def.signature
+                .strip_prefix(m)
+                .is_some_and(|rest| rest.starts_with('('))
+        })
+}
+
+/// gtest's `TEST_F(Fixture, Name) {…}`, which the grammar reads as a function named `TEST_F`
+/// with two parameters: the fixture and the test's name.
+fn fixture_test(cx: &Cx, node: Node) -> Option<(String, String)> {
+    let declarator = node.field("declarator")?;
+    let name = declarator.field("declarator")?;
+    if declarator.kind() != "function_declarator"
+        || name.kind() != "identifier"
+        || !FIXTURE_TESTS.contains(&cx.text(name).as_str())
+    {
+        return None;
+    }
+    let params = declarator.field("parameters")?;
+    let mut cursor = params.walk();
+    let names: Vec<String> = params
+        .named_children(&mut cursor)
+        .map(|p| {
+            let mut c = p.walk();
+            let parts: Vec<Node> = p.named_children(&mut c).collect();
+            match parts.as_slice() {
+                [t] if t.kind() == "type_identifier" => Some(cx.text(*t)),
+                _ => None,
+            }
+        })
+        .collect::<Option<_>>()?;
+    match names.as_slice() {
+        [fixture, test, ..] => Some((fixture.clone(), test.clone())),
+        _ => None,
+    }
+}
+
+/// Catch2's `TEST_CASE_METHOD(Fixture, "name", …) {…}`, which the grammar reads as a call
+/// followed by a block: for the block, the fixture, the test's name and where the call starts.
+fn fixture_test_case<'t>(cx: &Cx, block: Node<'t>) -> Option<(String, String, Node<'t>)> {
+    let statement = block.prev_named_sibling()?;
+    let call = statement.named_child(0)?;
+    if statement.kind() != "expression_statement" || call.kind() != "call_expression" {
+        return None;
+    }
+    let function = call.field("function")?;
+    if function.kind() != "identifier" || !FIXTURE_TESTS.contains(&cx.text(function).as_str()) {
+        return None;
+    }
+    let args = call.field("arguments")?;
+    let mut cursor = args.walk();
+    let mut args = args.named_children(&mut cursor);
+    let fixture = args.next().filter(|a| a.kind() == "identifier")?;
+    let name = args
+        .next()
+        .filter(|a| a.kind() == "string_literal")
+        .map(|a| cx.text(a).trim_matches('"').to_string())
+        .filter(|n| !n.is_empty())?;
+    Some((cx.text(fixture), name, statement))
+}
+
+/// A fixture test's body as a method of its fixture, qualified `ns::Fixture::name`: its bare
+/// calls are the fixture's members (see `owner_type`). `start` is where the test's macro
+/// begins, the signature its first line.
+fn fixture_method(cx: &mut Cx, body: Node, start: Node, fixture: &str, name: String) {
+    let idx = cx.define(body, name.clone(), DefKind::Method, Some(body));
+    let prefix = match cx.scope_def() {
+        Some(d) => format!("{}::", d.qualified_name),
+        None => String::new(),
+    };
+    let signature = cx.text(start);
+    let def = &mut cx.file.definitions[idx as usize];
+    def.qualified_name = format!("{prefix}{fixture}::{name}");
+    def.start_line = start.start_position().row as u32 + 1;
+    def.start_byte = start.start_byte() as u32;
+    let first_line = signature.lines().next().unwrap_or("").trim();
+    def.signature = super::truncate_chars(first_line.trim_end_matches(['{', ' ']), 300);
+    cx.reference(RefKind::Type, fixture.to_string(), None, start);
+    cx.within(idx, true, |cx| cx.children(body, visit));
+}
+
 fn function(cx: &mut Cx, node: Node) {
+    if let (Some((fixture, name)), Some(body)) = (fixture_test(cx, node), node.field("body")) {
+        return fixture_method(cx, body, node, &fixture, name);
+    }
     let Some((scope, name)) = node
         .field("declarator")
         .and_then(|d| function_name(cx, d))

@@ -250,3 +250,37 @@ fn the_standard_librarys_names_are_no_references_but_their_arguments_are() {
         1
     );
 }
+
+#[test]
+fn a_fixture_tests_body_is_a_method_of_its_fixture() {
+    let src = "namespace leveldb {\nstruct DBTest {\n  void Put(int k);\n};\nTEST_F(DBTest, Empty) {\n  Put(1);\n}\n}\nstruct TApp {\n  void run();\n};\nTEST_CASE_METHOD(TApp, \"OneFlagShort\", \"[app]\") {\n    run();\n}\nTEST(Plain, Case) { helper(); }\n";
+    let f = parse_file("db/db_test.cc", Lang::Cpp, src.as_bytes());
+    let empty = find(&f, "leveldb::DBTest::Empty");
+    assert_eq!(
+        (empty.kind, empty.name.as_str()),
+        (DefKind::Method, "Empty")
+    );
+    assert_eq!(empty.signature, "TEST_F(DBTest, Empty)");
+    assert_eq!((empty.start_line, empty.end_line), (5, 7));
+    let case = find(&f, "TApp::OneFlagShort");
+    assert_eq!(case.kind, DefKind::Method);
+    assert_eq!(
+        case.signature,
+        "TEST_CASE_METHOD(TApp, \"OneFlagShort\", \"[app]\")"
+    );
+    assert_eq!((case.start_line, case.end_line), (12, 14));
+    // The calls inside are the methods' own; the fixtures are used.
+    for (call, scope) in [("Put", "Empty"), ("run", "OneFlagShort")] {
+        assert!(
+            f.references.iter().any(|r| r.name == call
+                && r.scope
+                    .is_some_and(|s| f.definitions[s as usize].name == scope)),
+            "{call} inside {scope}"
+        );
+    }
+    assert!(has_ref(&f, RefKind::Type, None, "DBTest"));
+    assert!(has_ref(&f, RefKind::Type, None, "TApp"));
+    // No definition is named after the macro, and a test without a fixture is as before.
+    assert!(f.definitions.iter().all(|d| d.name != "TEST_F"));
+    assert!(has_ref(&f, RefKind::Call, None, "helper"));
+}

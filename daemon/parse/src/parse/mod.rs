@@ -10,6 +10,7 @@
 mod builtins;
 mod c_lang;
 mod cpp;
+pub use cpp::is_fixture_test;
 mod csharp;
 pub use csharp::using_import as csharp_using_import;
 mod fields;
