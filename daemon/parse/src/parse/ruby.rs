@@ -213,6 +213,24 @@ fn call(cx: &mut Cx, node: Node) {
             _ => {}
         }
     }
+    // `describe Foo do … end`: inside, RSpec's `described_class` is `Foo`.
+    if method == "describe"
+        && receiver.is_none_or(|r| cx.text(r) == "RSpec")
+        && let Some(described) = args.and_then(|a| a.named_child(0))
+        && matches!(described.kind(), "constant" | "scope_resolution")
+    {
+        let text = cx.text(described);
+        let class = text.rsplit("::").next().unwrap_or(&text).to_string();
+        cx.bindings.push(vec![(DESCRIBED_CLASS.to_string(), class)]);
+        if let Some(a) = args {
+            cx.children(a, visit);
+        }
+        if let Some(b) = node.field("block") {
+            visit(cx, b);
+        }
+        cx.bindings.pop();
+        return;
+    }
     if let Some(m) = node.field("method") {
         match receiver {
             // `Foo.new` constructs Foo: a call to the class, as `new Foo()` is elsewhere.
@@ -220,6 +238,22 @@ fn call(cx: &mut Cx, node: Node) {
                 let text = cx.text(r);
                 let name = text.rsplit("::").next().unwrap_or(&text).to_string();
                 cx.reference(RefKind::Call, name, None, r);
+            }
+            Some(r)
+                if method == "new"
+                    && r.kind() == "identifier"
+                    && cx.text(r) == DESCRIBED_CLASS
+                    && let Some(class) = cx.lookup(DESCRIBED_CLASS) =>
+            {
+                cx.reference(RefKind::Call, class, None, r);
+            }
+            // `expect(x).to …`, `is_expected.to`: a method of what a built-in returns (an
+            // RSpec expectation, a core object) is the library's, as the built-in is.
+            Some(r) if of_builtin(cx, r) => visit(cx, r),
+            // `described_class.new(…).bar`: an instance method of the described class.
+            Some(r) if let Some(class) = described_new(cx, r) => {
+                cx.reference_on_type(RefKind::Call, method.clone(), class, m);
+                visit(cx, r);
             }
             // `Foo.new(…).bar`: `bar` is an instance method of Foo (`Cx::call_on`).
             Some(r) => {
@@ -234,6 +268,35 @@ fn call(cx: &mut Cx, node: Node) {
     }
     if let Some(b) = node.field("block") {
         visit(cx, b);
+    }
+}
+
+/// What RSpec calls the class a `describe` block is about.
+const DESCRIBED_CLASS: &str = "described_class";
+
+/// The described class, when `node` is `described_class.new(…)`.
+fn described_new(cx: &Cx, node: Node) -> Option<String> {
+    let receiver = node.field("receiver")?;
+    (node.kind() == "call"
+        && cx.field_text(node, "method").as_deref() == Some("new")
+        && receiver.kind() == "identifier"
+        && cx.text(receiver) == DESCRIBED_CLASS)
+        .then(|| cx.lookup(DESCRIBED_CLASS))
+        .flatten()
+}
+
+/// Whether `receiver` is what a built-in returns: a call of one without a receiver
+/// (`expect(x)`), or RSpec's `is_expected`.
+fn of_builtin(cx: &Cx, receiver: Node) -> bool {
+    match receiver.kind() {
+        "call" => {
+            receiver.field("receiver").is_none()
+                && receiver.field("method").is_some_and(|m| {
+                    super::builtins::is_builtin(crate::model::Lang::Ruby, &cx.text(m))
+                })
+        }
+        "identifier" => cx.text(receiver) == "is_expected",
+        _ => false,
     }
 }
 

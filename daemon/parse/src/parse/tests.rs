@@ -1223,3 +1223,41 @@ fn type_parameters_are_no_references_but_their_bounds_and_the_other_types_are() 
         }
     }
 }
+
+#[test]
+fn an_rspec_describe_names_described_class_and_matchers_are_no_references() {
+    let src = "RSpec.describe FactoryBot::Sequence do\n  it \"counts\" do\n    sequence = described_class.new(:count)\n    expect(sequence.next).to eq 1\n    expect(described_class.find(:user)).to be_truthy\n    is_expected.to be_valid\n  end\n  describe \"#rewind\" do\n    it { described_class.new(:x).rewind }\n  end\nend\nitems.first.to_s\n";
+    let f = parse_file(
+        "spec/factory_bot/sequence_spec.rb",
+        Lang::Ruby,
+        src.as_bytes(),
+    );
+    let refs: Vec<(RefKind, &str, Option<&str>, Option<&str>)> = f
+        .references
+        .iter()
+        .map(|r| (r.kind, r.name, r.receiver, r.receiver_type))
+        .collect();
+    // `described_class` is the described class, in nested blocks too.
+    let news = refs
+        .iter()
+        .filter(|r| r.0 == RefKind::Call && r.1 == "Sequence" && r.2.is_none())
+        .count();
+    assert_eq!(news, 2, "{refs:?}");
+    assert!(
+        refs.iter()
+            .any(|r| r.1 == "find" && r.3 == Some("Sequence")),
+        "{refs:?}"
+    );
+    assert!(
+        refs.iter()
+            .any(|r| r.1 == "rewind" && r.3 == Some("Sequence")),
+        "{refs:?}"
+    );
+    // What an expectation is called with is the code's; the expectation's methods are not.
+    assert!(refs.iter().any(|r| r.1 == "next"), "{refs:?}");
+    for matcher in ["to", "describe"] {
+        assert!(refs.iter().all(|r| r.1 != matcher), "{matcher} in {refs:?}");
+    }
+    // A method of anything else is a reference as before.
+    assert!(refs.iter().any(|r| r.1 == "to_s"), "{refs:?}");
+}
