@@ -415,6 +415,13 @@ fn call(cx: &mut Cx, node: Node) {
     }
     if matches!(func.kind(), "identifier" | "member_expression") {
         let (name, receiver) = callee(cx, func);
+        // `Buffer.from(…)`, `Object.keys(…)`, `console.log(…)`: a method of the platform's
+        // global objects is the platform's, as the global is.
+        if func.field("object").is_some_and(|o| {
+            o.kind() == "identifier" && GLOBAL_OBJECTS.contains(&cx.text(o).as_str())
+        }) {
+            return;
+        }
         match (func.field("object"), receiver) {
             (Some(object), Some(receiver)) => {
                 cx.call_on_expression(name, object, receiver, "call_expression", call_parts, func)
@@ -423,6 +430,15 @@ fn call(cx: &mut Cx, node: Node) {
         }
     }
 }
+
+/// The JavaScript platform's global objects (ECMAScript's and Node's), whose methods no
+/// repository defines. `window`, `document` and `globalThis` are left out: code assigns its
+/// own names to them.
+const GLOBAL_OBJECTS: [&str; 20] = [
+    "Object", "Array", "Promise", "JSON", "Math", "Number", "String", "Boolean", "Symbol",
+    "Reflect", "Date", "RegExp", "Error", "Intl", "Atomics", "BigInt", "console", "process",
+    "Buffer", "Proxy",
+];
 
 /// A `call_expression` for [`Cx::call_chain`]: the called name and what it is called on.
 fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {

@@ -1261,3 +1261,25 @@ fn an_rspec_describe_names_described_class_and_matchers_are_no_references() {
     // A method of anything else is a reference as before.
     assert!(refs.iter().any(|r| r.1 == "to_s"), "{refs:?}");
 }
+
+#[test]
+fn a_javascript_test_runners_globals_and_the_platforms_objects_are_no_references() {
+    let src = "describe('app', function () {\n  before(function () { setup(); });\n  it('sends', function (done) {\n    var body = Buffer.from(JSON.stringify({ a: 1 }));\n    console.log(Object.keys(body));\n    send(body, done);\n  });\n});\nfunction test(app) { return app.handle(); }\ntest(app);\n";
+    let f = parse_file("test/app.js", Lang::JavaScript, src.as_bytes());
+    let names: Vec<&str> = f.references.iter().map(|r| r.name).collect();
+    for platform in [
+        "describe",
+        "it",
+        "before",
+        "from",
+        "stringify",
+        "log",
+        "keys",
+    ] {
+        assert!(!names.contains(&platform), "{platform} in {names:?}");
+    }
+    // The code's own calls stay, and a file's own `test` function is its own.
+    for own in ["setup", "send", "handle", "test"] {
+        assert!(names.contains(&own), "{own} missing from {names:?}");
+    }
+}

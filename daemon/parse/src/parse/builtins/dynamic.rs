@@ -69,6 +69,17 @@ pub(super) const PYTHON: &[&str] = &[
 
 pub(super) const JS: &[&str] = &[
     "require",
+    // Test runners' globals (mocha, jest, vitest, jasmine), which test files call unimported
+    // (not jest's `test`, a name files give their own helpers).
+    "describe",
+    "it",
+    "before",
+    "after",
+    "beforeEach",
+    "afterEach",
+    "beforeAll",
+    "afterAll",
+    "expect",
     "parseInt",
     "parseFloat",
     "isNaN",
