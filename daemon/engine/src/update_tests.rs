@@ -539,3 +539,70 @@ fn incremental_updates_equal_a_fresh_build() {
         run(seed, 40);
     }
 }
+
+#[test]
+fn a_changed_global_using_relinks_every_file_of_its_project() {
+    let root = std::env::temp_dir().join(format!("fittok-update-usings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let write = |path: &str, text: &str| {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    };
+    for ns in ["Lib", "Other"] {
+        write(
+            &format!("src/{ns}/Timeout/Clock.cs"),
+            &format!("namespace {ns}.Timeout;\npublic class Clock {{ public void Wait() {{}} }}\n"),
+        );
+    }
+    write("src/Lib/Lib.csproj", "<Project />\n");
+    write(
+        "src/Lib/Wrap.cs",
+        "namespace Lib;\npublic class Wrap { public void Go(Clock c) { c.Wait(); } }\n",
+    );
+    let config = std::sync::Arc::new(crate::Config::default());
+    let mut engine = Engine::open_in(&root, config.clone(), None, None).unwrap();
+    for (text, project) in [
+        ("global using Lib.Timeout;\n", None),
+        ("global using Other.Timeout;\n", None),
+        (
+            "\n",
+            Some("<Project><ItemGroup><Using Include=\"Other.Timeout\" /></ItemGroup></Project>\n"),
+        ),
+    ] {
+        write("src/Lib/GlobalUsings.cs", text);
+        let mut changed = HashSet::from(["src/Lib/GlobalUsings.cs".to_string()]);
+        if let Some(project) = project {
+            write("src/Lib/Lib.csproj", project);
+            changed.insert("src/Lib/Lib.csproj".to_string());
+        }
+        engine = engine.update(changed, None).unwrap();
+        let fresh = Engine::open_in(&root, config.clone(), None, None).unwrap();
+        assert_eq!(
+            dump(&engine.repo.graph),
+            dump(&fresh.repo.graph),
+            "after {text:?}"
+        );
+        // The clock `Wrap` uses follows the using.
+        let used: Vec<&str> = dump(&fresh.repo.graph)
+            .into_iter()
+            .filter(|l| l.contains("-References->") && l.contains("Wrap") && l.contains("Clock.cs"))
+            .map(|l| {
+                if l.contains("src/Lib/Timeout") {
+                    "Lib"
+                } else {
+                    "Other"
+                }
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let expected = if text.contains("Lib.Timeout") {
+            "Lib"
+        } else {
+            "Other"
+        };
+        assert_eq!(used, [expected], "after {text:?}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

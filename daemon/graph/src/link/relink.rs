@@ -104,6 +104,8 @@ fn same_module_interface(a: &ParsedFile, b: &ParsedFile) -> bool {
                 && x.module_alias == y.module_alias
                 && x.wildcard == y.wildcard
         })
+        && a.project_imports == b.project_imports
+        && a.inherited_imports == b.inherited_imports
         && a.is_test_file == b.is_test_file
         && bases(a) == bases(b)
 }
