@@ -247,8 +247,9 @@ fn call(cx: &mut Cx, node: Node) {
             {
                 cx.reference(RefKind::Call, class, None, r);
             }
-            // `expect(x).to …`, `is_expected.to`: a method of what a built-in returns (an
-            // RSpec expectation, a core object) is the library's, as the built-in is.
+            // `File.join(…)`, `expect(x).to …`, `is_expected.to`: a method of a built-in, or of
+            // what one returns (an RSpec expectation, a core object), is the library's, as the
+            // built-in is.
             Some(r) if of_builtin(cx, r) => visit(cx, r),
             // `described_class.new(…).bar`: an instance method of the described class.
             Some(r) if let Some(class) = described_new(cx, r) => {
@@ -285,10 +286,12 @@ fn described_new(cx: &Cx, node: Node) -> Option<String> {
         .flatten()
 }
 
-/// Whether `receiver` is what a built-in returns: a call of one without a receiver
-/// (`expect(x)`), or RSpec's `is_expected`.
+/// Whether `receiver` is a built-in (`File.join`, `JSON.parse`, `Time.now`: the core and
+/// standard library's classes and modules) or what one returns: a call of one without a
+/// receiver (`expect(x)`), or RSpec's `is_expected`.
 fn of_builtin(cx: &Cx, receiver: Node) -> bool {
     match receiver.kind() {
+        "constant" => super::builtins::is_builtin(crate::model::Lang::Ruby, &cx.text(receiver)),
         "call" => {
             receiver.field("receiver").is_none()
                 && receiver.field("method").is_some_and(|m| {

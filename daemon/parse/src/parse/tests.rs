@@ -1260,6 +1260,13 @@ fn an_rspec_describe_names_described_class_and_matchers_are_no_references() {
     }
     // A method of anything else is a reference as before.
     assert!(refs.iter().any(|r| r.1 == "to_s"), "{refs:?}");
+    // A core or standard module's methods are the library's; a class of the repository's
+    // called the same way is the repository's.
+    let src = "path = File.join(root, JSON.parse(text)['dir'])\nSite.process(path)\n";
+    let f = parse_file("lib/site.rb", Lang::Ruby, src.as_bytes());
+    let mut names: Vec<&str> = f.references.iter().map(|r| r.name).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["Site", "process"], "{names:?}");
 }
 
 #[test]
