@@ -244,7 +244,7 @@ fn the_standard_librarys_names_are_no_references_but_their_arguments_are() {
     let uses_option = f.references.iter().filter(|r| r.name == "Option").count();
     assert_eq!(uses_option, 3, "in vector<…>, map<…> and make_shared<…>");
     assert!(has_ref(&f, RefKind::Call, None, "cmp"));
-    // Another namespace's `vector` is a reference as before; the standard one is not.
+    // Another namespace's `vector` is a reference; the standard one is not.
     assert_eq!(
         f.references.iter().filter(|r| r.name == "vector").count(),
         1
@@ -280,7 +280,7 @@ fn a_fixture_tests_body_is_a_method_of_its_fixture() {
     }
     assert!(has_ref(&f, RefKind::Type, None, "DBTest"));
     assert!(has_ref(&f, RefKind::Type, None, "TApp"));
-    // No definition is named after the macro, and a test without a fixture is as before.
+    // No definition is named after the macro; a test without a fixture calls as any code.
     assert!(f.definitions.iter().all(|d| d.name != "TEST_F"));
     assert!(has_ref(&f, RefKind::Call, None, "helper"));
 }

@@ -1258,7 +1258,7 @@ fn an_rspec_describe_names_described_class_and_matchers_are_no_references() {
     for matcher in ["to", "describe"] {
         assert!(refs.iter().all(|r| r.1 != matcher), "{matcher} in {refs:?}");
     }
-    // A method of anything else is a reference as before.
+    // A method of anything else is a reference.
     assert!(refs.iter().any(|r| r.1 == "to_s"), "{refs:?}");
     // A core or standard module's methods are the library's; a class of the repository's
     // called the same way is the repository's.
