@@ -25,7 +25,32 @@ pub fn return_type(lang: Lang, signature: &str) -> Option<&str> {
             other => other,
         },
         Lang::Java | Lang::CSharp => java_return_type(signature),
+        Lang::Php => php_return_type(signature),
         _ => None,
+    }
+}
+
+/// PHP: the declared return type after the parameter list, `function get(…): RouteInterface`
+/// (`?Foo` nullable, `\A\B\Foo` qualified) gives `RouteInterface`; `: static` and `: self`
+/// give `Self`; a union (`A|B`) or none gives `None`.
+fn php_return_type(signature: &str) -> Option<&str> {
+    let from = signature.find("function")?;
+    let open = from + signature[from..].find('(')?;
+    let close = matching_paren(signature, open)?;
+    let rest = signature[close + 1..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let ty = rest
+        .trim_start_matches('?')
+        .split(|c: char| c.is_whitespace() || c == '{')
+        .next()?;
+    if ty.contains(['|', '&']) {
+        return None;
+    }
+    match ty {
+        "static" | "self" => Some("Self"),
+        _ => type_name(ty.rsplit('\\').next()?),
     }
 }
 
@@ -394,6 +419,21 @@ mod tests {
             super::extension_receiver(Lang::Java, "fun Moshi.adapter()"),
             None
         );
+        let php = |s| return_type(Lang::Php, s);
+        assert_eq!(
+            php("public function get(string $pattern, $callable): RouteInterface"),
+            Some("RouteInterface")
+        );
+        assert_eq!(
+            php("function make(): ?\\Slim\\Routing\\Route"),
+            Some("Route")
+        );
+        assert_eq!(
+            php("public function withName(string $n): static"),
+            Some("Self")
+        );
+        assert_eq!(php("public function value(): int|string"), None);
+        assert_eq!(php("public function run(array $a = [])"), None);
         let cs = |s| super::extension_receiver(Lang::CSharp, s);
         assert_eq!(
             cs("public static Task RaiseAsync<TException>(this AsyncPolicy policy, int n)"),

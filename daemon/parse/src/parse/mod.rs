@@ -747,8 +747,11 @@ impl<'f, 's> Cx<'f, 's> {
         }
         match base.kind() {
             "this" | "this_expression" => Some(format!("self.{name}()")),
-            "identifier" => {
-                let var = self.text(base);
+            // PHP's `$this` and `$x`.
+            "variable_name" if self.text(base) == "$this" => Some(format!("self.{name}()")),
+            "identifier" | "variable_name" => {
+                let text = self.text(base);
+                let var = text.trim_start_matches('$').to_string();
                 match self.lookup(&var) {
                     // A variable bound to what a chain returns continues that chain.
                     Some(chain) if chain.ends_with("()") => Some(format!("{chain}.{name}()")),

@@ -60,8 +60,10 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
             if let (Some(object), Some(name)) = (object, node.field("name")) {
                 if name.kind() == "name" {
                     let n = cx.text(name);
-                    // `(new Foo)->bar()`: `bar` is a method of the class constructed.
-                    cx.call_on(n, object, receiver_text(cx, object), name);
+                    // `(new Foo)->bar()`: `bar` is a method of the class constructed;
+                    // `$app->get(…)->setName(…)`: of what `get` returns (`link::chains`).
+                    let receiver = receiver_text(cx, object);
+                    cx.call_on_expression(n, object, receiver, node.kind(), call_parts, name);
                 }
                 visit(cx, object);
             }
@@ -125,6 +127,17 @@ pub(super) fn visit(cx: &mut Cx, node: Node) {
 /// `A\B\C` (or `\A\B\C`) → `A.B.C`: namespaces are packages, spelled as Java's are.
 fn dotted(name: &str) -> String {
     name.trim_start_matches('\\').replace('\\', ".")
+}
+
+/// A member call for [`Cx::call_chain`]: the method's name and what it is called on.
+fn call_parts<'t>(cx: &Cx, call: Node<'t>) -> Option<(String, Option<Node<'t>>)> {
+    match call.kind() {
+        "member_call_expression" | "nullsafe_member_call_expression" => {
+            let name = call.field("name").filter(|n| n.kind() == "name")?;
+            Some((cx.text(name), Some(call.field("object")?)))
+        }
+        _ => None,
+    }
 }
 
 /// `$this->a->b` → `this.a.b`; `$x` → `x`; anything else (a call's result) is unknown.
@@ -300,12 +313,21 @@ fn parameter(cx: &mut Cx, node: Node) {
     }
 }
 
-/// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class.
+/// `$x = new Foo(…)` binds `x`; `$this->x = new Foo(…)` binds `this.x` for the class;
+/// `$route = $app->get(…)` binds `route` to the chain `link::chains` follows.
 fn assignment(cx: &mut Cx, node: Node) {
     let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
         return;
     };
-    let Some(ty) = cx.created_class(right) else {
+    let ty = cx.created_class(right).or_else(|| {
+        matches!(
+            right.kind(),
+            "member_call_expression" | "nullsafe_member_call_expression"
+        )
+        .then(|| cx.call_chain(right, call_parts))
+        .flatten()
+    });
+    let Some(ty) = ty else {
         return;
     };
     let var = receiver_text(cx, left);

@@ -190,3 +190,24 @@ fn php_test_files_and_broken_code() {
         outline(&f)
     );
 }
+
+#[test]
+fn a_call_on_what_a_call_returns_is_the_chain_the_linker_follows() {
+    let src = "<?php\nclass Test {\n    public function run(App $app) {\n        $app->get('/', 'h')->setName('home');\n        $route = $app->map(['GET'], '/x', 'h');\n        $route->add('m');\n        $this->make()->finish();\n    }\n}\n";
+    let f = parse_file("tests/AppTest.php", Lang::Php, src.as_bytes());
+    let chains: Vec<(&str, Option<&str>)> = f
+        .references
+        .iter()
+        .filter(|r| matches!(r.name, "setName" | "add" | "finish"))
+        .map(|r| (r.name, r.receiver_type.or(r.receiver)))
+        .collect();
+    // The chain is the receiver written out (or, through a variable, its type).
+    assert_eq!(
+        chains,
+        [
+            ("setName", Some("<App>.get()")),
+            ("add", Some("<App>.map()")),
+            ("finish", Some("self.make()")),
+        ]
+    );
+}
