@@ -244,14 +244,17 @@ fn swift_modules_follow_the_package_manifest() {
 #[test]
 fn ruby_modules_are_constants_and_a_top_level_include_reaches_every_file() {
     let g = graph(&[
-        ("lib/shop.rb", "module Shop\n  def self.logger; end\nend\n"),
+        (
+            "lib/shop.rb",
+            "module Shop\n  def self.logger; end\n  module Env\n    API_FORMAT = 'api.format'\n  end\nend\n",
+        ),
         (
             "lib/shop/utils.rb",
             "module Shop\n  module Utils\n    def self.slug(s); s; end\n  end\nend\n",
         ),
         (
             "lib/shop/page.rb",
-            "module Shop\n  class Page\n    def title\n      Utils.slug(\"x\")\n      Shop.logger\n    end\n  end\nend\n",
+            "module Shop\n  class Page\n    def title\n      Utils.slug(\"x\")\n      Shop.logger\n      env[Shop::Env::API_FORMAT]\n    end\n  end\nend\n",
         ),
         // Another `Utils`: the name alone decides nothing.
         (
@@ -275,6 +278,11 @@ fn ruby_modules_are_constants_and_a_top_level_include_reaches_every_file() {
             "test/test_utils.rb#TestUtils#test_slug",
             "lib/shop/utils.rb#Shop::Utils",
             "through `include Shop` at a helper's top level",
+        ),
+        (
+            "lib/shop/page.rb#Shop::Page#title",
+            "lib/shop.rb#Shop::Env::API_FORMAT",
+            "a value constant named as a class is",
         ),
     ] {
         assert!(has(&g, EdgeKind::References, from, to), "{why}: {refs:?}");

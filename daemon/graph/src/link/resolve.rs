@@ -357,9 +357,13 @@ impl<'a> FileScope<'a> {
         match kind {
             RefKind::MacroCall => def == DefKind::Macro,
             RefKind::Call => def.is_callable() || def.is_type() || def == DefKind::Constant,
-            // A Ruby module is a constant like a class: `Rack::Utils.escape`, `include
-            // Comparable`, `Jekyll.logger` name it as a type is named.
-            _ => def.is_type() || (self.lang == Lang::Ruby && def == DefKind::Module),
+            // Ruby names a module and a value constant as it names a class: `Rack::Utils.escape`,
+            // `include Comparable`, `Jekyll.logger`, `Grape::Env::API_FORMAT`.
+            _ => {
+                def.is_type()
+                    || (self.lang == Lang::Ruby
+                        && matches!(def, DefKind::Module | DefKind::Constant))
+            }
         }
     }
 
