@@ -927,6 +927,7 @@ impl Engine {
                     answer(RenderInput {
                         g,
                         sources: &self.sources,
+                        lines: &self.lines,
                         ranked: &ranked,
                         selection: selection.clone(),
                         frame,

@@ -542,24 +542,25 @@ fn incremental_updates_equal_a_fresh_build() {
 
 #[test]
 fn a_changed_global_using_relinks_every_file_of_its_project() {
-    let root = std::env::temp_dir().join(format!("fittok-update-usings-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let write = |path: &str, text: &str| {
-        let full = root.join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    };
-    for ns in ["Lib", "Other"] {
-        write(
-            &format!("src/{ns}/Timeout/Clock.cs"),
-            &format!("namespace {ns}.Timeout;\npublic class Clock {{ public void Wait() {{}} }}\n"),
-        );
-    }
-    write("src/Lib/Lib.csproj", "<Project />\n");
-    write(
-        "src/Lib/Wrap.cs",
-        "namespace Lib;\npublic class Wrap { public void Go(Clock c) { c.Wait(); } }\n",
+    let root = crate::testing::temp_repo(
+        "update-usings",
+        &[
+            (
+                "src/Lib/Timeout/Clock.cs",
+                "namespace Lib.Timeout;\npublic class Clock { public void Wait() {} }\n",
+            ),
+            (
+                "src/Other/Timeout/Clock.cs",
+                "namespace Other.Timeout;\npublic class Clock { public void Wait() {} }\n",
+            ),
+            ("src/Lib/Lib.csproj", "<Project />\n"),
+            (
+                "src/Lib/Wrap.cs",
+                "namespace Lib;\npublic class Wrap { public void Go(Clock c) { c.Wait(); } }\n",
+            ),
+        ],
     );
+    let write = |path: &str, text: &str| std::fs::write(root.join(path), text).unwrap();
     let config = std::sync::Arc::new(crate::Config::default());
     let mut engine = Engine::open_in(&root, config.clone(), None, None).unwrap();
     for (text, project) in [

@@ -52,42 +52,44 @@ fn a_cancelled_build_stops_parsing_and_says_so() {
 
 #[test]
 fn csharp_files_import_what_their_project_declares_for_all_of_them() {
-    let dir = std::env::temp_dir().join(format!("fittok-csproj-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let write = |path: &str, text: &str| {
-        let full = dir.join(path);
-        std::fs::create_dir_all(full.parent().expect("parent")).expect("dir");
-        std::fs::write(full, text).expect("write");
-    };
     // Two of each class, in two namespaces; no file names either namespace in a `using`: the
     // test project's file imports one, a `global using` in the library the other.
-    for ns in ["Lib", "Other"] {
-        write(
-            &format!("src/{ns}/Retry/Policy.cs"),
-            &format!("namespace {ns}.Retry;\npublic class Policy {{ public void Run() {{}} }}\n"),
-        );
-        write(
-            &format!("src/{ns}/Timeout/Clock.cs"),
-            &format!("namespace {ns}.Timeout;\npublic class Clock {{ public void Wait() {{}} }}\n"),
-        );
-    }
-    write(
-        "src/Lib/Lib.csproj",
-        "<Project Sdk=\"Microsoft.NET.Sdk\" />\n",
-    );
-    write("src/Lib/GlobalUsings.cs", "global using Lib.Timeout;\n");
-    write(
-        "src/Lib/Wrap.cs",
-        "namespace Lib;\npublic class Wrap { public void Go(Clock c) { c.Wait(); } }\n",
-    );
-    write(
-        "test/Lib.Tests/Lib.Tests.csproj",
-        "<Project>\n  <ItemGroup>\n    <Using Include=\"Lib.Retry\" />\n  </ItemGroup>\n</Project>\n",
-    );
-    write(
-        "test/Lib.Tests/RetrySpecs.cs",
-        "namespace Lib.Tests;\npublic class RetrySpecs { public void Runs(Policy p) { p.Run(); } }\n",
-    );
+    let classes: Vec<(String, String)> = ["Lib", "Other"]
+        .iter()
+        .flat_map(|ns| {
+            [
+                (
+                    format!("src/{ns}/Retry/Policy.cs"),
+                    format!("namespace {ns}.Retry;\npublic class Policy {{ public void Run() {{}} }}\n"),
+                ),
+                (
+                    format!("src/{ns}/Timeout/Clock.cs"),
+                    format!("namespace {ns}.Timeout;\npublic class Clock {{ public void Wait() {{}} }}\n"),
+                ),
+            ]
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = classes
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    files.extend([
+        ("src/Lib/Lib.csproj", "<Project Sdk=\"Microsoft.NET.Sdk\" />\n"),
+        ("src/Lib/GlobalUsings.cs", "global using Lib.Timeout;\n"),
+        (
+            "src/Lib/Wrap.cs",
+            "namespace Lib;\npublic class Wrap { public void Go(Clock c) { c.Wait(); } }\n",
+        ),
+        (
+            "test/Lib.Tests/Lib.Tests.csproj",
+            "<Project>\n  <ItemGroup>\n    <Using Include=\"Lib.Retry\" />\n  </ItemGroup>\n</Project>\n",
+        ),
+        (
+            "test/Lib.Tests/RetrySpecs.cs",
+            "namespace Lib.Tests;\npublic class RetrySpecs { public void Runs(Policy p) { p.Run(); } }\n",
+        ),
+    ]);
+    let dir = crate::testing::temp_repo("csproj", &files);
     let (repo, _) = build_with_sources(&dir, BuildOptions::default()).expect("build");
     let g = &repo.graph;
     // The files of the types `from` uses.

@@ -381,6 +381,11 @@ pub struct ParsedFile {
     pub inherited_imports: Vec<Import>,
 }
 
+/// The directory part of a relative, `/`-separated path (`""` at the root).
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
 /// Whether a path names a test file or lives in a test tree, by the conventions of each language.
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);

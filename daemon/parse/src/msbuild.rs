@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::model::{Import, Lang, ParsedFile};
+use crate::model::{Import, Lang, ParsedFile, dir_of};
 
 /// The `<Using Include="…"/>` items of an MSBuild file, as imports: `Static="true"` imports a
 /// type's members, `Alias="X"` binds `X`. Line 0: no line of the file that inherits them.
@@ -69,11 +69,6 @@ fn attribute<'a>(attrs: &'a str, name: &str) -> Option<&'a str> {
         let value = &value[1..];
         return value.find(quote).map(|end| &value[..end]);
     }
-}
-
-/// The directory part of a relative path (`""` at the root).
-fn dir_of(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// `dir` and its ancestors, nearest first, the root (`""`) last.
@@ -157,13 +152,6 @@ impl Projects {
         out.retain(|i| seen.insert((i.module.clone(), i.names.clone())));
         out
     }
-
-    /// Whether no project gives its files any import.
-    pub fn is_empty(&self) -> bool {
-        [&self.projects, &self.props, &self.targets, &self.global]
-            .iter()
-            .all(|t| t.values().all(Vec::is_empty))
-    }
 }
 
 /// `files` with each C# file's [`ParsedFile::inherited_imports`] set from its project; a file
@@ -182,11 +170,7 @@ pub fn inherit_usings(
             if f.lang != Lang::CSharp {
                 return f;
             }
-            let inherited = if projects.is_empty() {
-                Vec::new()
-            } else {
-                projects.inherited(&f.path)
-            };
+            let inherited = projects.inherited(&f.path);
             if inherited == f.inherited_imports {
                 return f;
             }

@@ -239,27 +239,16 @@ fn is_decorator_line(line: &str) -> bool {
 /// a reader of the type needs, and real lines to anchor an edit on, where a join of them is no
 /// line of the file), then `…` if `parse` cut it; else the one-line signature `parse` rebuilt
 /// (a function's parameters read as well joined).
-pub fn written_signature(g: &Graph, sources: &Sources, node: u32) -> Vec<String> {
+pub fn written_signature(g: &Graph, src: &[u8], starts: &[usize], node: u32) -> Vec<String> {
     let def = g.def(node);
-    let src = &sources[g.nodes[node as usize].file as usize];
     let start = (def.start_byte as usize).min(src.len());
-    let line_start = src[..start]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
+    let line_start = starts
+        .get((def.start_line as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(0)
+        .min(start);
     let starts_line = src[line_start..start].iter().all(u8::is_ascii_whitespace);
-    // The starts of the lines a header may span; earlier lines are never read.
-    let mut starts = vec![0; (def.start_line as usize).saturating_sub(1)];
-    starts.push(line_start);
-    starts.extend(
-        src[line_start..]
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == b'\n')
-            .map(|(i, _)| line_start + i + 1)
-            .take((HEADER_LINES + DECORATOR_LINES) as usize),
-    );
-    let header = written_header(src, &starts, def).filter(|_| starts_line);
+    let header = written_header(src, starts, def).filter(|_| starts_line);
     let Some(Header {
         lines,
         decorators,
@@ -402,26 +391,26 @@ mod tests {
         );
         assert!(!text.contains("return null"), "{text}");
         // A referenced definition's signature: its line as written when that line holds it all.
+        let starts = crate::lines::line_starts(&sources[0]);
+        let written = |node| written_signature(&g, &sources[0], &starts, node);
         assert_eq!(
-            written_signature(&g, &sources, named(&g, "read")),
+            written(named(&g, "read")),
             ["@Override public T read(Reader in) throws IOException {"]
         );
         // A function's signature over several lines: rebuilt on one.
         for f in ["of", "go"] {
             let f = named(&g, f);
-            assert_eq!(
-                written_signature(&g, &sources, f),
-                [g.def(f).signature.clone()]
-            );
+            assert_eq!(written(f), [g.def(f).signature.clone()]);
         }
     }
 
     #[test]
     fn a_struct_whose_fields_make_its_signature_is_referenced_by_its_first_lines() {
         let src = "package rest\n\ntype engine struct {\n\tconf   Conf\n\troutes []route\n\tunsigned func()\n\tshedder int\n}\n\ntype small struct{ a int }\n";
-        let (g, sources, _) = fixture("rest/engine.go", src);
+        let (g, sources, starts) = fixture("rest/engine.go", src);
+        let written = |node| written_signature(&g, &sources[0], &starts, node);
         assert_eq!(
-            written_signature(&g, &sources, named(&g, "engine")),
+            written(named(&g, "engine")),
             [
                 "type engine struct {",
                 "\tconf   Conf",
@@ -430,10 +419,7 @@ mod tests {
                 "…"
             ]
         );
-        assert_eq!(
-            written_signature(&g, &sources, named(&g, "small")),
-            ["type small struct{ a int }"]
-        );
+        assert_eq!(written(named(&g, "small")), ["type small struct{ a int }"]);
     }
 
     #[test]

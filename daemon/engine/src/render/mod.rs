@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::index::Sources;
 use crate::layout::{BETWEEN_BLOCKS, FENCE_CLOSE, file_opening, node_id};
+use crate::lines::LineIndex;
 use crate::link::{EdgeKind, Graph};
 use crate::pack::block::Mode;
 use crate::pack::{Block, Selection};
@@ -196,7 +197,13 @@ fn render_map(map: &[MapEntry]) -> String {
 }
 
 /// Definitions the shown code calls or names that are not shown themselves.
-pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) -> Vec<RefSig> {
+pub fn referenced(
+    g: &Graph,
+    sources: &Sources,
+    lines: &LineIndex,
+    blocks: &[Block],
+    max: usize,
+) -> Vec<RefSig> {
     let shown: HashSet<u32> = blocks.iter().map(|b| b.node).collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -216,7 +223,12 @@ pub fn referenced(g: &Graph, sources: &Sources, blocks: &[Block], max: usize) ->
                 id: node_id(g, t),
                 path: g.file_of(t).path.clone(),
                 line: def.start_line,
-                signature: crate::pack::block::written_signature(g, sources, t).join("\n"),
+                signature: {
+                    let file = g.nodes[t as usize].file;
+                    let src = &sources[file as usize];
+                    let starts = lines.starts(file, src);
+                    crate::pack::block::written_signature(g, src, &starts, t).join("\n")
+                },
             });
         }
     }
@@ -263,6 +275,8 @@ impl Frame {
 pub struct RenderInput<'a> {
     pub g: &'a Graph,
     pub sources: &'a Sources,
+    /// The sources' line starts, computed once per file.
+    pub lines: &'a LineIndex,
     pub ranked: &'a [Ranked],
     pub selection: Selection,
     pub frame: Frame,
@@ -406,6 +420,7 @@ pub fn answer(input: RenderInput) -> Answer {
     let RenderInput {
         g,
         sources,
+        lines,
         ranked,
         selection,
         frame,
@@ -423,6 +438,7 @@ pub fn answer(input: RenderInput) -> Answer {
     let refs = referenced(
         g,
         sources,
+        lines,
         &blocks,
         frame.refs.saturating_sub(declared.len()),
     );

@@ -34,14 +34,7 @@ pub fn return_type(lang: Lang, signature: &str) -> Option<&str> {
 /// (`?Foo` nullable, `\A\B\Foo` qualified) gives `RouteInterface`; `: static` and `: self`
 /// give `Self`; a union (`A|B`) or none gives `None`.
 fn php_return_type(signature: &str) -> Option<&str> {
-    let from = signature.find("function")?;
-    let open = from + signature[from..].find('(')?;
-    let close = matching_paren(signature, open)?;
-    let rest = signature[close + 1..]
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start();
-    let ty = rest
+    let ty = declared_after_parameters(&signature[signature.find("function")?..])?
         .trim_start_matches('?')
         .split(|c: char| c.is_whitespace() || c == '{')
         .next()?;
@@ -87,6 +80,17 @@ fn matching_paren(s: &str, open: usize) -> Option<usize> {
 /// Builder`, `fun <T> adapter(t: Type): JsonAdapter<T>?`; TypeScript's `min(n: number):
 /// ZodString`); `None` without one (`fun build() = Moshi(this)`). `this` is returned as is.
 fn after_parameters(signature: &str) -> Option<&str> {
+    let rest = declared_after_parameters(signature)?;
+    if rest.starts_with("this") && !rest[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    {
+        return Some("this");
+    }
+    type_name(rest)
+}
+
+/// What a signature declares after its parameter list and a `:` (`fun f(…): T`, `f(…): T`,
+/// `function f(…): T`), as written; `None` when it declares nothing there.
+fn declared_after_parameters(signature: &str) -> Option<&str> {
     // The parameter list: the first `(` outside the type parameters (`fun <T : A<B>> f(`).
     let mut angle = 0i32;
     let mut open = None;
@@ -102,15 +106,12 @@ fn after_parameters(signature: &str) -> Option<&str> {
         }
     }
     let close = matching_paren(signature, open?)?;
-    let rest = signature[close + 1..]
-        .trim_start()
-        .strip_prefix(':')?
-        .trim_start();
-    if rest.starts_with("this") && !rest[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-    {
-        return Some("this");
-    }
-    type_name(rest)
+    Some(
+        signature[close + 1..]
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start(),
+    )
 }
 
 /// The type an extension extends: Kotlin `fun Moshi.adapter(): …` and `fun <T>

@@ -40,9 +40,7 @@ pub struct ModuleIndex {
     swift_modules: HashMap<u32, String>,
 }
 
-pub fn dir_of(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
+pub use crate::model::dir_of;
 
 fn strip_ext(path: &str) -> &str {
     match path.rsplit_once('.') {

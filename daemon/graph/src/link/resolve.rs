@@ -61,6 +61,9 @@ fn push_under(table: &mut Table<String, Vec<u32>>, key: &str, node: u32) {
 /// only: without the library's type hierarchy a member lookup could not tell which receivers
 /// it fits.
 pub(super) fn csharp_extensions(g: &Graph) -> Vec<(&str, u32)> {
+    if !g.files.iter().any(|f| f.lang == Lang::CSharp) {
+        return Vec::new();
+    }
     let is_csharp = |n: u32| g.file_of(n).lang == Lang::CSharp;
     let types: HashSet<&str> = (0..g.nodes.len() as u32)
         .filter(|&n| is_csharp(n) && g.def(n).kind.is_type())

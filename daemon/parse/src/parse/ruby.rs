@@ -239,12 +239,8 @@ fn call(cx: &mut Cx, node: Node) {
                 let name = text.rsplit("::").next().unwrap_or(&text).to_string();
                 cx.reference(RefKind::Call, name, None, r);
             }
-            Some(r)
-                if method == "new"
-                    && r.kind() == "identifier"
-                    && cx.text(r) == DESCRIBED_CLASS
-                    && let Some(class) = cx.lookup(DESCRIBED_CLASS) =>
-            {
+            // `described_class.new(…)` constructs the described class.
+            Some(r) if let Some(class) = described_new(cx, node) => {
                 cx.reference(RefKind::Call, class, None, r);
             }
             // `File.join(…)`, `expect(x).to …`, `is_expected.to`: a method of a built-in, or of

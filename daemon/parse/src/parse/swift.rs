@@ -166,7 +166,7 @@ fn manifest_target(cx: &mut Cx, node: Node) {
     }
     let Some(name) = name else { return };
     let dir = path.unwrap_or_else(|| format!("{default_root}/{name}"));
-    let base = cx.file.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    let base = crate::model::dir_of(&cx.file.path);
     let dir = dir.trim_matches('/');
     let full = match (base.is_empty(), dir.is_empty() || dir == ".") {
         (true, true) => String::new(),
